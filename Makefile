@@ -1,0 +1,105 @@
+# Trainyard: the front door. `make help` lists the targets.
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+# Pinned tool versions and their cache paths: hack/versions.sh is the one place they are set.
+version = $(shell . hack/versions.sh && echo "$$$(1)")
+KUBE_VERSION := $(call version,KUBE_VERSION)
+ETCD_VERSION := $(call version,ETCD_VERSION)
+KUBE_BIN := $(call version,KUBE_BIN)
+CONTROLLER_GEN := $(call version,CONTROLLER_GEN)
+ENVTEST_ASSETS := $(call version,ENVTEST_ASSETS)
+
+DEVCLUSTER_DIR ?= $(CURDIR)/.devcluster
+KUBECTL := $(KUBE_BIN)/kubectl
+GO_TEST_FLAGS ?=
+
+.PHONY: help
+help: ## List the targets.
+	@awk 'BEGIN{FS=":.*## "} /^[a-zA-Z0-9_-]+:.*## /{printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+##@ Build
+
+.PHONY: build
+build: ## Build bin/trainyard.
+	go build -o bin/trainyard .
+
+.PHONY: tools
+tools: ## Build the pinned control plane and generators into the cache (~/.cache/trainyard).
+	hack/tools.sh all
+
+.PHONY: generate
+generate: ## Generate deepcopy and apply configurations for apis/.
+	hack/tools.sh controller-gen
+	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/...
+	$(CONTROLLER_GEN) applyconfiguration:headerFile=hack/boilerplate.go.txt paths=./apis/...
+
+.PHONY: manifests
+manifests: ## Generate the CRDs and RBAC under kustomize/.
+	hack/tools.sh controller-gen
+	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./apis/... output:crd:dir=kustomize/crd/bases
+	go run ./hack/crdtrim kustomize/crd/bases/*.yaml
+	$(CONTROLLER_GEN) rbac:roleName=trainyard-manager paths=./... output:rbac:dir=kustomize/rbac
+
+.PHONY: verify
+verify: ## Regenerate everything and fail if a generated file differs, or code is unformatted.
+	hack/verify.sh
+
+##@ Test
+
+.PHONY: test
+test: ## Run every test layer: unit, integration (envtest), e2e (local cluster).
+	@echo "== trainyard: toolchain $$(go version)"
+	$(MAKE) --no-print-directory tools
+	$(MAKE) --no-print-directory verify
+	$(MAKE) --no-print-directory test-unit
+	$(MAKE) --no-print-directory test-integration
+	$(MAKE) --no-print-directory test-e2e
+
+.PHONY: test-unit
+test-unit: ## Unit and golden tests (no cluster).
+	@echo "== layer: unit"
+	go vet ./...
+	go test $(GO_TEST_FLAGS) ./...
+
+.PHONY: test-integration
+test-integration: ## Admission tests against a real kube-apiserver (envtest).
+	@echo "== layer: integration (envtest: etcd $(ETCD_VERSION), kube-apiserver $(KUBE_VERSION))"
+	hack/tools.sh envtest
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) go test $(GO_TEST_FLAGS) -tags integration -count=1 -v ./integration/...
+
+.PHONY: test-e2e
+test-e2e: build ## End-to-end tests (e2e-framework) on a fresh local cluster; E2E_PROVIDER=kind|existing on a laptop.
+	@echo "== layer: e2e (provider $${E2E_PROVIDER:-local})"
+	go test $(GO_TEST_FLAGS) -tags e2e -count=1 -timeout 30m -v ./e2e/...
+
+.PHONY: bench
+bench: ## Run the render benchmarks.
+	go test -run '^$$' -bench . -benchmem ./render/...
+
+##@ Cluster
+
+.PHONY: cluster-up
+cluster-up: ## Start the local loopback cluster (kubeconfig: .devcluster/kubeconfig).
+	DEVCLUSTER_DIR=$(DEVCLUSTER_DIR) hack/cluster.sh up
+
+.PHONY: cluster-down
+cluster-down: ## Stop the local cluster and every process it started.
+	DEVCLUSTER_DIR=$(DEVCLUSTER_DIR) hack/cluster.sh down
+
+.PHONY: install
+install: ## Install the CRDs into the cluster of .devcluster/kubeconfig.
+	$(DEVCLUSTER_DIR)/bin/kubectl --kubeconfig $(DEVCLUSTER_DIR)/kubeconfig apply --server-side --force-conflicts -k kustomize/crd
+	$(DEVCLUSTER_DIR)/bin/kubectl --kubeconfig $(DEVCLUSTER_DIR)/kubeconfig wait --for=condition=Established crd --all --timeout=60s
+
+.PHONY: run
+run: build cluster-up install ## Start the local cluster, install the CRDs and run the operator in the foreground.
+	@echo
+	@echo "Trainyard is starting against the local cluster. In another terminal:"
+	@echo "  export KUBECONFIG=$(DEVCLUSTER_DIR)/kubeconfig PATH=$(DEVCLUSTER_DIR)/bin:\$$PATH"
+	@echo "  kubectl apply -f examples/"
+	@echo "  kubectl get pytorchtrainingjobs,tensorflowtrainingjobs"
+	@echo "Stop with Ctrl-C, then 'make cluster-down'."
+	@echo
+	bin/trainyard --kubeconfig $(DEVCLUSTER_DIR)/kubeconfig

@@ -1,0 +1,488 @@
+package v1beta1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// RestartPolicy says when the controller deletes a terminated pod and creates it again.
+// +kubebuilder:validation:Enum=Always;OnFailure;Never;ExitCode
+type RestartPolicy string
+
+const (
+	// RestartPolicyAlways restarts a pod on any termination while the job is not finished.
+	RestartPolicyAlways RestartPolicy = "Always"
+	// RestartPolicyOnFailure restarts a pod on a non-zero exit or a disruption.
+	RestartPolicyOnFailure RestartPolicy = "OnFailure"
+	// RestartPolicyNever never restarts a pod.
+	RestartPolicyNever RestartPolicy = "Never"
+	// RestartPolicyExitCode restarts a pod on a retryable exit code (130, 137, 138, 143) or a
+	// disruption; any other non-zero exit is permanent.
+	RestartPolicyExitCode RestartPolicy = "ExitCode"
+)
+
+// CleanUpPolicy says which pods are deleted once the job has finished.
+// The lower-case spellings of an older T9k release are accepted as aliases.
+// +kubebuilder:validation:Enum=All;Unfinished;None;all;unfinished;none
+type CleanUpPolicy string
+
+const (
+	CleanUpPolicyAll        CleanUpPolicy = "All"
+	CleanUpPolicyUnfinished CleanUpPolicy = "Unfinished"
+	CleanUpPolicyNone       CleanUpPolicy = "None"
+)
+
+// ReplicaTemplate is the part of a replica spec that every framework shares.
+type ReplicaTemplate struct {
+	// replicas is the number of pods created from the template.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100000
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// template describes the pods of this replica type. Its restartPolicy is always replaced
+	// with Never: the controller, not the kubelet, restarts replicas (see restartPolicy).
+	// +required
+	Template corev1.PodTemplateSpec `json:"template"`
+
+	// restartPolicy says when a terminated replica is created again: Always, OnFailure, Never
+	// (default) or ExitCode.
+	// +optional
+	// +kubebuilder:default=Never
+	RestartPolicy RestartPolicy `json:"restartPolicy,omitempty"`
+}
+
+// RunPolicy holds the policies that govern a job's life.
+type RunPolicy struct {
+	// activeDeadlineSeconds is how long the job may run, counted from status.startTime, before it
+	// fails with reason DeadlineExceeded.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
+
+	// backoffLimit is how many replica restarts the job may make before it fails with reason
+	// BackoffLimitExceeded. Defaults to 3.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
+
+	// cleanUpPolicy says which pods are deleted once the job has finished: All, Unfinished
+	// (default: the pods still running, so no GPU stays held) or None.
+	// +optional
+	CleanUpPolicy CleanUpPolicy `json:"cleanUpPolicy,omitempty"`
+}
+
+// RunMode chooses between the immediate (default), debug and pause modes.
+type RunMode struct {
+	// debug creates the pods but runs a debug command instead of training.
+	// +optional
+	Debug *DebugMode `json:"debug,omitempty"`
+
+	// pause deletes the job's pods and keeps the job; turning it off resumes the job.
+	// When both debug and pause are enabled, pause wins.
+	// +optional
+	Pause *PauseMode `json:"pause,omitempty"`
+}
+
+// DebugMode describes the debug run mode.
+// +kubebuilder:validation:XValidation:rule="!has(self.enabled) || !has(self.enable) || self.enabled == self.enable",message="enable is an alias of enabled and disagrees with it: set only enabled"
+type DebugMode struct {
+	// enabled turns debug mode on.
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// enable is the older spelling of enabled, accepted as an alias.
+	// +optional
+	Enable *bool `json:"enable,omitempty"`
+
+	// replicaSpecs says how each replica type starts in debug mode.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
+	ReplicaSpecs []ReplicaDebugSet `json:"replicaSpecs,omitempty"`
+}
+
+// ReplicaDebugSet says how one replica type starts in debug mode.
+type ReplicaDebugSet struct {
+	// type is the replica type this entry applies to.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Type string `json:"type"`
+
+	// skipInitContainer drops the template's init containers.
+	// +optional
+	SkipInitContainer bool `json:"skipInitContainer,omitempty"`
+
+	// command replaces the training container's command; the template's args are dropped.
+	// Defaults to ["sleep", "inf"].
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=4096
+	Command []string `json:"command,omitempty"`
+}
+
+// PauseMode describes the pause run mode.
+// +kubebuilder:validation:XValidation:rule="!has(self.enabled) || !has(self.enable) || self.enabled == self.enable",message="enable is an alias of enabled and disagrees with it: set only enabled"
+type PauseMode struct {
+	// enabled pauses the job: its pods are deleted, the job stays.
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// enable is the older spelling of enabled, accepted as an alias.
+	// +optional
+	Enable *bool `json:"enable,omitempty"`
+
+	// resumeSpecs says how each replica type starts again when the job resumes. Immutable.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
+	ResumeSpecs []ResumeSpec `json:"resumeSpecs,omitempty"`
+}
+
+// ResumeSpec says how one replica type starts again after a pause.
+type ResumeSpec struct {
+	// type is the replica type this entry applies to.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Type string `json:"type"`
+
+	// skipInitContainer drops the template's init containers on resume.
+	// +optional
+	SkipInitContainer bool `json:"skipInitContainer,omitempty"`
+
+	// command replaces the training container's command on resume; defaults to the template's.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=4096
+	Command []string `json:"command,omitempty"`
+
+	// args replaces the training container's args on resume; defaults to the template's.
+	// +optional
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=4096
+	Args []string `json:"args,omitempty"`
+}
+
+// SchedulePolicy chooses a gang scheduler for the job's pods. With none, the cluster's default
+// scheduler (or the template's schedulerName) places pods one by one.
+// +kubebuilder:validation:XValidation:rule="[has(self.t9kScheduler), has(self.volcano), has(self.coscheduling)].filter(x, x).size() <= 1",message="choose at most one of t9kScheduler, volcano and coscheduling"
+type SchedulePolicy struct {
+	// t9kScheduler hands the pods to the T9k scheduler through a scheduler.tensorstack.dev PodGroup.
+	// +optional
+	T9kScheduler *T9kScheduler `json:"t9kScheduler,omitempty"`
+
+	// volcano hands the pods to Volcano through a scheduling.volcano.sh PodGroup.
+	// +optional
+	Volcano *VolcanoScheduler `json:"volcano,omitempty"`
+
+	// coscheduling hands the pods to the scheduler-plugins coscheduling plugin through a
+	// scheduling.x-k8s.io PodGroup.
+	// +optional
+	Coscheduling *CoschedulingScheduler `json:"coscheduling,omitempty"`
+}
+
+// T9kScheduler describes the PodGroup created for the T9k scheduler.
+type T9kScheduler struct {
+	// queue is the T9k scheduler queue the PodGroup joins.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Queue string `json:"queue"`
+
+	// priority of the PodGroup, 0 to 100.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	Priority *int32 `json:"priority,omitempty"`
+}
+
+// VolcanoScheduler describes the PodGroup created for Volcano.
+type VolcanoScheduler struct {
+	// queue is the Volcano queue the PodGroup joins.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Queue string `json:"queue,omitempty"`
+
+	// priorityClassName is the PodGroup's priority class.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+}
+
+// CoschedulingScheduler describes the PodGroup created for the coscheduling plugin.
+type CoschedulingScheduler struct {
+	// scheduleTimeoutSeconds is how long the plugin waits for the whole gang.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	ScheduleTimeoutSeconds *int32 `json:"scheduleTimeoutSeconds,omitempty"`
+}
+
+// TensorBoardSpec describes the TensorBoard that shows the job's training logs.
+// +kubebuilder:validation:XValidation:rule="has(self.logDir) || (has(self.trainingLogFilesets) && size(self.trainingLogFilesets) > 0)",message="set logDir or trainingLogFilesets: TensorBoard needs logs to show"
+type TensorBoardSpec struct {
+	// image is the TensorBoard container image.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	Image string `json:"image"`
+
+	// logDir names the volumes that hold the logs.
+	// +optional
+	LogDir *LogDir `json:"logDir,omitempty"`
+
+	// trainingLogFilesets are the logs' locations as t9k://pvc/<pvc>/<path> URIs.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	TrainingLogFilesets []FilesetURI `json:"trainingLogFilesets,omitempty"`
+
+	// resources of the TensorBoard container.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+}
+
+// FilesetURI locates training logs. Only the t9k://pvc/<pvc>/<path> form is supported.
+// +kubebuilder:validation:MaxLength=1024
+// +kubebuilder:validation:XValidation:rule="self.matches('^t9k://pvc/[a-z0-9]([-a-z0-9.]*[a-z0-9])?(/.*)?$')",messageExpression="self.contains('://') && !self.startsWith('t9k://') ? 'unsupported URI scheme \"' + self.split('://')[0] + '\": only t9k://pvc/<pvc>/<path> is supported' : 'must have the form t9k://pvc/<pvc>/<path>'"
+type FilesetURI string
+
+// LogDir names the persistent volume claims that hold the logs.
+type LogDir struct {
+	// pvc lists the claims and the folders within them.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=32
+	PVC []PVCLogDir `json:"pvc,omitempty"`
+}
+
+// PVCLogDir is one claim and the folders within it that hold logs.
+type PVCLogDir struct {
+	// name of the PersistentVolumeClaim.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// subPath lists folders within the claim; empty means its root.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=1024
+	SubPath []string `json:"subPath,omitempty"`
+}
+
+// JobPhase is a one-word summary of where a job is in its life.
+// +kubebuilder:validation:Enum=Pending;Running;Paused;Resuming;Succeeded;Failed;Unknown
+type JobPhase string
+
+const (
+	JobPending   JobPhase = "Pending"
+	JobRunning   JobPhase = "Running"
+	JobPaused    JobPhase = "Paused"
+	JobResuming  JobPhase = "Resuming"
+	JobSucceeded JobPhase = "Succeeded"
+	JobFailed    JobPhase = "Failed"
+	JobUnknown   JobPhase = "Unknown"
+)
+
+// Condition types of a job's status.
+const (
+	// ConditionInitialized is True once the job's objects have been created.
+	ConditionInitialized = "Initialized"
+	// ConditionRunning is True while the job's replicas run.
+	ConditionRunning = "Running"
+	// ConditionReplicaFailure is True when a replica failed, was restarted, or could not be created.
+	ConditionReplicaFailure = "ReplicaFailure"
+	// ConditionCompleted is True once the job succeeded.
+	ConditionCompleted = "Completed"
+	// ConditionFailed is True once the job failed.
+	ConditionFailed = "Failed"
+	// ConditionPaused is True while the job is paused.
+	ConditionPaused = "Paused"
+)
+
+// Condition reasons, set by the controller.
+const (
+	ReasonCreated              = "Created"
+	ReasonPodsRunning          = "PodsRunning"
+	ReasonPodsPending          = "PodsPending"
+	ReasonSucceeded            = "Succeeded"
+	ReasonFailed               = "ReplicaFailed"
+	ReasonBackoffLimitExceeded = "BackoffLimitExceeded"
+	ReasonDeadlineExceeded     = "DeadlineExceeded"
+	ReasonRestarting           = "Restarting"
+	ReasonPaused               = "Paused"
+	ReasonPausing              = "Pausing"
+	ReasonResuming             = "Resuming"
+	ReasonDebugging            = "Debugging"
+	ReasonPodGroupCRDMissing   = "PodGroupCRDMissing"
+	ReasonCreateFailed         = "CreateFailed"
+)
+
+// TrainingJobStatus is the observed state of a training job.
+type TrainingJobStatus struct {
+	// phase is a one-word summary: Pending, Running, Paused, Resuming, Succeeded, Failed or Unknown.
+	// +optional
+	Phase JobPhase `json:"phase,omitempty"`
+
+	// conditions are the latest observations of the job's state.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// tasks reports each replica type and its pods.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
+	Tasks []TaskStatus `json:"tasks,omitempty"`
+
+	// aggregate counts the job's replicas by state; the counts add up to desiredReplicas.
+	// +optional
+	Aggregate Aggregate `json:"aggregate,omitempty"`
+
+	// desiredReplicas is the number of pods the job wants now.
+	// +optional
+	DesiredReplicas int32 `json:"desiredReplicas,omitempty"`
+
+	// backoffCount is the number of replica restarts made so far.
+	// +optional
+	BackoffCount int32 `json:"backoffCount,omitempty"`
+
+	// tensorboard reports the job's TensorBoard, if it has one.
+	// +optional
+	Tensorboard *DependentStatus `json:"tensorboard,omitempty"`
+
+	// startTime is when the job's pods were first created (reset on resume).
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// completionTime is when the job succeeded or failed.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+
+	// observedGeneration is the generation of the spec this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// selector selects the job's pods, for the scale subresource and autoscalers.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Selector string `json:"selector,omitempty"`
+}
+
+// TaskStatus reports one replica type.
+type TaskStatus struct {
+	// type is the replica type.
+	// +required
+	// +kubebuilder:validation:MaxLength=63
+	Type string `json:"type"`
+
+	// restartCount is the number of times pods of this type were created again.
+	// +optional
+	RestartCount int32 `json:"restartCount,omitempty"`
+
+	// replicaStatus reports each pod of this type.
+	// +optional
+	// +kubebuilder:validation:MaxItems=100000
+	ReplicaStatus []ReplicaStatus `json:"replicaStatus,omitempty"`
+}
+
+// ReplicaStatus reports one pod.
+type ReplicaStatus struct {
+	// name of the pod.
+	// +required
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// uid of the pod.
+	// +optional
+	UID types.UID `json:"uid,omitempty"`
+
+	// phase of the pod: Pending, Running, Succeeded, Failed or Unknown.
+	// +optional
+	Phase corev1.PodPhase `json:"phase,omitempty"`
+
+	// containers reports the pod's containers.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	Containers []ContainerStatus `json:"containers,omitempty"`
+}
+
+// ContainerStatus reports one container of a pod.
+type ContainerStatus struct {
+	// name of the container.
+	// +required
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+
+	// state of the container: waiting, running or terminated.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	State string `json:"state,omitempty"`
+
+	// exitCode of the container, once terminated.
+	// +optional
+	ExitCode *int32 `json:"exitCode,omitempty"`
+}
+
+// Aggregate counts a job's replicas by state.
+type Aggregate struct {
+	// creating counts replicas that are wanted but have no pod yet.
+	Creating int32 `json:"creating"`
+	// pending counts pods not yet running.
+	Pending int32 `json:"pending"`
+	// running counts running pods.
+	Running int32 `json:"running"`
+	// succeeded counts pods that exited 0.
+	Succeeded int32 `json:"succeeded"`
+	// failed counts pods that exited non-zero.
+	Failed int32 `json:"failed"`
+	// unknown counts pods whose state is unknown (their node is lost).
+	Unknown int32 `json:"unknown"`
+	// deleted counts pods being deleted or removed by the clean-up policy.
+	Deleted int32 `json:"deleted"`
+}
+
+// DependentStatus reports an object the job depends on, such as its TensorBoard.
+type DependentStatus struct {
+	// name of the dependent within the job, e.g. tensorboard.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name,omitempty"`
+
+	// dependent refers to the Kubernetes object.
+	// +optional
+	Dependent *corev1.ObjectReference `json:"dependent,omitempty"`
+
+	// ready is true when the dependent works.
+	// +optional
+	Ready bool `json:"ready"`
+
+	// reason is a CamelCase word for the dependent's state.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	Reason string `json:"reason,omitempty"`
+
+	// action is what the controller last did to the dependent.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	Action string `json:"action,omitempty"`
+
+	// note gives more detail.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Note string `json:"note,omitempty"`
+
+	// type is Normal or Warning.
+	// +optional
+	// +kubebuilder:validation:Enum=Normal;Warning
+	Type string `json:"type,omitempty"`
+}

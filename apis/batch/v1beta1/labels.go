@@ -1,0 +1,42 @@
+package v1beta1
+
+// Labels Trainyard puts on every object it renders for a T9k job. Set by render, read by the
+// controller's watches and by users' selectors (`kubectl get pods -l ...`).
+const (
+	// LabelOwnerKind is the kind of the job that owns the object, e.g. PyTorchTrainingJob.
+	LabelOwnerKind = "tensorstack.dev/owner-kind"
+	// LabelOwnerName is the name of the job that owns the object. Together with LabelOwnerKind it
+	// selects every pod of a job; the headless Service selects on both.
+	LabelOwnerName = "tensorstack.dev/owner-name"
+	// LabelReplicaType is the replica type of a pod, as written in spec.replicaSpecs[].type.
+	LabelReplicaType = "batch.tensorstack.dev/replica-type"
+	// LabelReplicaIndex is the index of a pod within its replica type, in decimal.
+	LabelReplicaIndex = "batch.tensorstack.dev/replica-index"
+)
+
+// Labels read by the T9k scheduler. Set by render on pods and PodGroups when
+// spec.scheduler.t9kScheduler is chosen (role is set on every pod, as the T9k controller does).
+const (
+	// LabelSchedulerRole is the replica type of a pod, the role the PodGroup counts it under.
+	LabelSchedulerRole = "scheduler.tensorstack.dev/role"
+	// LabelSchedulerGroupName names the PodGroup a pod belongs to.
+	LabelSchedulerGroupName = "scheduler.tensorstack.dev/group-name"
+	// LabelSchedulerQueue names the queue of the PodGroup a pod belongs to.
+	LabelSchedulerQueue = "scheduler.tensorstack.dev/queue"
+)
+
+// Keys read by the other gang schedulers Trainyard supports. Set by render on pods.
+const (
+	// AnnotationVolcanoGroupName names the Volcano PodGroup of a pod.
+	AnnotationVolcanoGroupName = "scheduling.k8s.io/group-name"
+	// LabelCoschedulingPodGroup names the scheduler-plugins (coscheduling) PodGroup of a pod.
+	LabelCoschedulingPodGroup = "scheduling.x-k8s.io/pod-group"
+)
+
+// Names of the schedulers pods are handed to when a gang scheduler is chosen.
+const (
+	T9kSchedulerName = "t9k-scheduler"
+	VolcanoSchedulerName = "volcano"
+	// CoschedulingSchedulerName is used when the template names no scheduler of its own.
+	CoschedulingSchedulerName = "scheduler-plugins-scheduler"
+)
