@@ -16,7 +16,8 @@
 #   NODES           number of fake nodes created by `up` (default: 4)
 #
 # Files: $DEVCLUSTER_DIR/kubeconfig (context kwok-$CLUSTER), $DEVCLUSTER_DIR/bin/kubectl (the
-# pinned kubectl), $DEVCLUSTER_DIR/kwok/clusters/$CLUSTER/{logs,pids,...} (kwokctl's own files).
+# pinned kubectl), $DEVCLUSTER_DIR/kwok/clusters/$CLUSTER/{logs,pids,...} (kwokctl's own files),
+# $DEVCLUSTER_DIR/cache (kubectl's cache: set KUBECACHEDIR to it too, or kubectl uses ~/.kube).
 #
 # Nodes are named kwok-node-<i>, have InternalIP 127.1.x.y and a pod CIDR 127.(2+).x.0/24, and
 # advertise cpu 32, memory 256Gi, pods 110, nvidia.com/gpu 8. KWOK manages the nodes labelled
@@ -35,6 +36,8 @@ NODES=${NODES:-4}
 
 export KWOK_WORKDIR=$DEVCLUSTER_DIR/kwok
 export KUBECONFIG=$DEVCLUSTER_DIR/kubeconfig
+# kubectl's discovery/HTTP cache, else it lands in ~/.kube/cache.
+export KUBECACHEDIR=$DEVCLUSTER_DIR/cache
 # kwokctl looks kubectl up on PATH: the pinned one must come first.
 export PATH=$KUBE_BIN:$KWOK_BIN:$PATH
 
@@ -64,8 +67,10 @@ recorded_pids() {
 # cluster dir), so a recycled PID is never mistaken for ours.
 ours() {
   local pid=$1
-  [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF "$CLUSTER_DIR/"
+  local cmdline
+  [ -n "$pid" ] || return 1
+  cmdline=$(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline") || return 1
+  [[ $cmdline == *"$CLUSTER_DIR/"* ]]
 }
 
 healthy() {

@@ -35,8 +35,20 @@ const (
 
 // Names of the schedulers pods are handed to when a gang scheduler is chosen.
 const (
-	T9kSchedulerName = "t9k-scheduler"
+	T9kSchedulerName     = "t9k-scheduler"
 	VolcanoSchedulerName = "volcano"
 	// CoschedulingSchedulerName is used when the template names no scheduler of its own.
 	CoschedulingSchedulerName = "scheduler-plugins-scheduler"
 )
+
+// Annotations Trainyard puts on the pods it renders.
+const (
+	// AnnotationRunMode records the run mode a pod was created in (Immediate or Debug). Set by
+	// render; read by render, which replaces pods when debug mode is switched on or off.
+	AnnotationRunMode = "batch.tensorstack.dev/run-mode"
+)
+
+// LabelTensorBoard is set to the job's name on the TensorBoard's pods and selects them. Those pods
+// deliberately lack LabelOwnerKind, so the job's headless Service and its replica counts never
+// include them. Set by render; read by the TensorBoard Deployment and Service.
+const LabelTensorBoard = "batch.tensorstack.dev/tensorboard"

@@ -1,0 +1,168 @@
+package render
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+)
+
+// ReadJob decodes one job manifest of a kind Trainyard serves. Unknown fields are errors, so a
+// misspelt field is caught by the dry run rather than silently dropped.
+func ReadJob(data []byte) (Job, error) {
+	var head struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	if err := yaml.Unmarshal(data, &head); err != nil {
+		return Job{}, err
+	}
+	if head.APIVersion != batch.GroupVersion.String() {
+		return Job{}, fmt.Errorf("apiVersion: unsupported value %q: supported values: %q", head.APIVersion, batch.GroupVersion.String())
+	}
+	switch head.Kind {
+	case "PyTorchTrainingJob":
+		var j batch.PyTorchTrainingJob
+		if err := yaml.UnmarshalStrict(data, &j); err != nil {
+			return Job{}, fmt.Errorf("PyTorchTrainingJob: %w", err)
+		}
+		return FromPyTorchTrainingJob(&j), nil
+	case "TensorFlowTrainingJob":
+		var j batch.TensorFlowTrainingJob
+		if err := yaml.UnmarshalStrict(data, &j); err != nil {
+			return Job{}, fmt.Errorf("TensorFlowTrainingJob: %w", err)
+		}
+		return FromTensorFlowTrainingJob(&j), nil
+	}
+	return Job{}, fmt.Errorf("kind: unsupported value %q: supported values: \"PyTorchTrainingJob\", \"TensorFlowTrainingJob\"", head.Kind)
+}
+
+// ReadObserved decodes a multi-document YAML of observed objects: Pods, and
+// CustomResourceDefinitions (only their names count: they say which PodGroup kinds exist).
+func ReadObserved(data []byte) (pods []corev1.Pod, crds map[string]bool, err error) {
+	crds = map[string]bool{}
+	docs, err := splitDocuments(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, doc := range docs {
+		var u unstructured.Unstructured
+		if err := yaml.Unmarshal(doc, &u.Object); err != nil {
+			return nil, nil, fmt.Errorf("observed document %d: %w", i+1, err)
+		}
+		switch u.GetKind() {
+		case "Pod":
+			var p corev1.Pod
+			if err := yaml.UnmarshalStrict(doc, &p); err != nil {
+				return nil, nil, fmt.Errorf("observed document %d (Pod %s): %w", i+1, u.GetName(), err)
+			}
+			pods = append(pods, p)
+		case "CustomResourceDefinition":
+			crds[u.GetName()] = true
+		default:
+			return nil, nil, fmt.Errorf("observed document %d: kind %q is not one render reads (Pod, CustomResourceDefinition)", i+1, u.GetKind())
+		}
+	}
+	return pods, crds, nil
+}
+
+// Print writes the output as multi-document YAML: the objects in a fixed order (PodGroup,
+// Service, pods by type and index, TensorBoard Deployment and Service), then the decisions as a
+// final document made of comments, so that the whole stream can go to `kubectl apply`.
+func Print(out *Output) ([]byte, error) {
+	var objs []runtime.Object
+	if out.PodGroup != nil {
+		objs = append(objs, out.PodGroup)
+	}
+	if out.Service != nil {
+		objs = append(objs, out.Service)
+	}
+	for _, p := range out.Pods {
+		objs = append(objs, p)
+	}
+	if tb := out.TensorBoard; tb != nil {
+		objs = append(objs, tb.Deployment, tb.Service)
+	}
+	var buf bytes.Buffer
+	for _, o := range objs {
+		m, err := manifest(o)
+		if err != nil {
+			return nil, err
+		}
+		doc, err := yaml.Marshal(m)
+		if err != nil {
+			return nil, err
+		}
+		buf.WriteString("---\n")
+		buf.Write(doc)
+	}
+	d, err := yaml.Marshal(out.Decisions)
+	if err != nil {
+		return nil, err
+	}
+	buf.WriteString("---\n# decisions:\n")
+	for _, line := range strings.Split(strings.TrimSuffix(string(d), "\n"), "\n") {
+		buf.WriteString("#   " + line + "\n")
+	}
+	return buf.Bytes(), nil
+}
+
+// manifest is an object as a user would write it: no status, no empty creationTimestamp.
+func manifest(o runtime.Object) (map[string]any, error) {
+	var m map[string]any
+	if u, ok := o.(*unstructured.Unstructured); ok {
+		m = u.DeepCopy().Object
+	} else {
+		var err error
+		if m, err = runtime.DefaultUnstructuredConverter.ToUnstructured(o); err != nil {
+			return nil, err
+		}
+	}
+	delete(m, "status")
+	if meta, ok := m["metadata"].(map[string]any); ok && meta["creationTimestamp"] == nil {
+		delete(meta, "creationTimestamp")
+	}
+	if tmpl, found, _ := unstructured.NestedMap(m, "spec", "template", "metadata"); found && tmpl["creationTimestamp"] == nil {
+		delete(tmpl, "creationTimestamp")
+		_ = unstructured.SetNestedMap(m, tmpl, "spec", "template", "metadata")
+	}
+	return m, nil
+}
+
+func splitDocuments(data []byte) ([][]byte, error) {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var docs [][]byte
+	for {
+		doc, err := r.Read()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return docs, nil
+			}
+			return nil, err
+		}
+		if len(bytes.TrimSpace(stripComments(doc))) > 0 {
+			docs = append(docs, doc)
+		}
+	}
+}
+
+func stripComments(doc []byte) []byte {
+	var out []byte
+	for _, line := range bytes.Split(doc, []byte("\n")) {
+		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' {
+			out = append(out, line...)
+			out = append(out, '\n')
+		}
+	}
+	return out
+}

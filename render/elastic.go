@@ -1,0 +1,82 @@
+package render
+
+import (
+	"sort"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+)
+
+// resolveElastic applies the defaults: expectedReplicas defaults to maxReplicas and is clamped
+// to [minReplicas, maxReplicas] (admission refuses values outside; the clamp guards older objects).
+func resolveElastic(e *batch.ElasticConfig) *Elastic {
+	r := &Elastic{Min: deref(e.MinReplicas, 1), Max: deref(e.MaxReplicas, 1)}
+	if r.Max < r.Min {
+		r.Max = r.Min
+	}
+	r.Expected = min(max(deref(e.ExpectedReplicas, r.Max), r.Min), r.Max)
+	return r
+}
+
+// splitElastic divides the expected replica count among the replica types in proportion to their
+// scalingWeight, by largest remainder with ties to spec order. Types of weight 0 keep their
+// replicas. When no type has a weight, every type but master shares equally. The master role's
+// type always keeps at least one replica: replica 0 of the master is never scaled away.
+func splitElastic(types []ReplicaType, expected int32) []ReplicaType {
+	out := make([]ReplicaType, len(types))
+	copy(out, types)
+	weights := make([]int64, len(out))
+	var total int64
+	for i, t := range out {
+		weights[i] = int64(t.ScalingWeight)
+		total += weights[i]
+	}
+	if total == 0 {
+		for i, t := range out {
+			if t.Type != batch.PyTorchReplicaMaster || len(out) == 1 {
+				weights[i] = 1
+				total++
+			}
+		}
+	}
+	if total == 0 {
+		return out
+	}
+	type share struct {
+		index     int
+		remainder int64
+	}
+	var shares []share
+	assigned := int64(0)
+	for i := range out {
+		if weights[i] == 0 {
+			continue
+		}
+		n := int64(expected) * weights[i]
+		out[i].Replicas = int32(n / total)
+		assigned += n / total
+		shares = append(shares, share{i, n % total})
+	}
+	sort.SliceStable(shares, func(a, b int) bool { return shares[a].remainder > shares[b].remainder })
+	for k := 0; assigned < int64(expected); k++ {
+		out[shares[k%len(shares)].index].Replicas++
+		assigned++
+	}
+	if m := masterTypeIndex(out); m >= 0 && out[m].Replicas < 1 {
+		out[m].Replicas = 1
+	}
+	return out
+}
+
+// masterTypeIndex is the index of the replica type whose replica 0 is the master: the type
+// named master, else the first type.
+func masterTypeIndex(types []ReplicaType) int {
+	for i, t := range types {
+		if t.Type == batch.PyTorchReplicaMaster {
+			return i
+		}
+	}
+	if len(types) == 0 {
+		return -1
+	}
+	return 0
+}

@@ -1,0 +1,221 @@
+// Package render decides everything a training job creates.
+//
+// Render turns one job, the objects it owns as observed, the counters its status holds and the
+// current time into the complete desired state: pods, the headless Service, the PodGroup, the
+// TensorBoard Deployment and Service, plus the decisions the observations imply (pods to delete and
+// why, restarts and backoff, the job's outcome, the next time something is due) and warnings for
+// events. It never talks to a cluster, reads no clock and uses no randomness: the same input gives
+// the same output.
+//
+// Every API kind is first converted into Job, the one model the rest of the package reads, so that
+// the T9k kinds and (later) the Kubeflow kinds share one core.
+package render
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+)
+
+// Framework is the distributed-training contract a job's pods follow.
+type Framework string
+
+const (
+	PyTorch    Framework = "PyTorch"
+	TensorFlow Framework = "TensorFlow"
+)
+
+// Defaults that the API leaves to the controller.
+const (
+	DefaultBackoffLimit  int32 = 3
+	DefaultPyTorchPort   int32 = 29500
+	DefaultTFPort        int32 = 2222
+	DefaultRdzvBackend         = "c10d"
+	TensorBoardPort      int32 = 6006
+	GPUResource                = corev1.ResourceName("nvidia.com/gpu")
+	PyTorchContainerName       = "pytorch"
+	TFContainerName            = "tensorflow"
+)
+
+// Job is a training job as render sees it, whatever API kind it came from.
+type Job struct {
+	APIVersion string
+	Kind       string
+	Name       string
+	Namespace  string
+	UID        types.UID
+
+	Framework Framework
+	// Replicas are the replica types in spec order, with counts already resolved (elastic split).
+	Replicas []ReplicaType
+
+	Torchrun *batch.TorchrunConfig
+	Elastic  *Elastic
+
+	BackoffLimit          int32
+	ActiveDeadlineSeconds *int64
+	CleanUpPolicy         batch.CleanUpPolicy
+
+	Debug       bool
+	DebugSpecs  map[string]batch.ReplicaDebugSet
+	Pause       bool
+	ResumeSpecs map[string]batch.ResumeSpec
+
+	Scheduler   *batch.SchedulePolicy
+	TensorBoard *batch.TensorBoardSpec
+
+	// Status is what the job's status already holds: the counters and the phase render builds on.
+	Status batch.TrainingJobStatus
+}
+
+// ReplicaType is one entry of spec.replicaSpecs.
+type ReplicaType struct {
+	Type          string
+	Replicas      int32
+	ScalingWeight int32
+	RestartPolicy batch.RestartPolicy
+	Template      *corev1.PodTemplateSpec
+}
+
+// Elastic is a PyTorch job's resolved elastic configuration.
+type Elastic struct {
+	Min, Max, Expected int32
+}
+
+// Resumed reports whether the job has been paused before: its pods then start with the
+// resumeSpecs. The Paused condition stays in the status (False) after a resume.
+func (j *Job) Resumed() bool {
+	return meta.FindStatusCondition(j.Status.Conditions, batch.ConditionPaused) != nil
+}
+
+// Finished reports whether the job's status already holds a terminal phase. Terminal phases are
+// sticky: a finished job never creates pods again.
+func (j *Job) Finished() bool {
+	return j.Status.Phase == batch.JobSucceeded || j.Status.Phase == batch.JobFailed
+}
+
+// Input is everything render needs. None of it is fetched by render.
+type Input struct {
+	Job Job
+	// Pods are the pods the job owns, as observed.
+	Pods []corev1.Pod
+	// InstalledCRDs names the CustomResourceDefinitions in the cluster that render cares about
+	// (the PodGroup kinds), e.g. "podgroups.scheduling.volcano.sh".
+	InstalledCRDs map[string]bool
+	// Now is the current time.
+	Now time.Time
+}
+
+// FromPyTorchTrainingJob converts a PyTorchTrainingJob into the render model.
+func FromPyTorchTrainingJob(in *batch.PyTorchTrainingJob) Job {
+	j := commonJob(in.ObjectMeta, "PyTorchTrainingJob", PyTorch, in.Spec.RunMode, in.Spec.RunPolicy, in.Spec.Scheduler, in.Spec.TensorboardSpec, in.Status)
+	for i := range in.Spec.ReplicaSpecs {
+		r := &in.Spec.ReplicaSpecs[i]
+		j.Replicas = append(j.Replicas, replicaType(r.Type, &r.ReplicaTemplate, deref(r.ScalingWeight, 0)))
+	}
+	if t := in.Spec.TorchrunConfig; t != nil && enabled(t.Enabled, t.Enable) {
+		j.Torchrun = t
+	}
+	if e := in.Spec.Elastic; e != nil && enabled(e.Enabled, e.Enable) && j.Torchrun != nil {
+		j.Elastic = resolveElastic(e)
+		j.Replicas = splitElastic(j.Replicas, j.Elastic.Expected)
+	}
+	return j
+}
+
+// FromTensorFlowTrainingJob converts a TensorFlowTrainingJob into the render model.
+func FromTensorFlowTrainingJob(in *batch.TensorFlowTrainingJob) Job {
+	j := commonJob(in.ObjectMeta, "TensorFlowTrainingJob", TensorFlow, in.Spec.RunMode, in.Spec.RunPolicy, in.Spec.Scheduler, in.Spec.TensorboardSpec, in.Status)
+	for i := range in.Spec.ReplicaSpecs {
+		r := &in.Spec.ReplicaSpecs[i]
+		j.Replicas = append(j.Replicas, replicaType(string(r.Type), &r.ReplicaTemplate, 0))
+	}
+	return j
+}
+
+func commonJob(m metav1.ObjectMeta, kind string, fw Framework, mode *batch.RunMode, policy *batch.RunPolicy,
+	sched *batch.SchedulePolicy, tb *batch.TensorBoardSpec, status batch.TrainingJobStatus) Job {
+	j := Job{
+		APIVersion:    batch.GroupVersion.String(),
+		Kind:          kind,
+		Name:          m.Name,
+		Namespace:     m.Namespace,
+		UID:           m.UID,
+		Framework:     fw,
+		BackoffLimit:  DefaultBackoffLimit,
+		CleanUpPolicy: batch.CleanUpPolicyUnfinished,
+		Scheduler:     sched,
+		TensorBoard:   tb,
+		Status:        status,
+	}
+	if policy != nil {
+		j.BackoffLimit = deref(policy.BackoffLimit, DefaultBackoffLimit)
+		j.ActiveDeadlineSeconds = policy.ActiveDeadlineSeconds
+		if policy.CleanUpPolicy != "" {
+			j.CleanUpPolicy = normalizeCleanUp(policy.CleanUpPolicy)
+		}
+	}
+	if mode != nil {
+		if d := mode.Debug; d != nil && enabled(d.Enabled, d.Enable) {
+			j.Debug = true
+			j.DebugSpecs = map[string]batch.ReplicaDebugSet{}
+			for _, s := range d.ReplicaSpecs {
+				j.DebugSpecs[s.Type] = s
+			}
+		}
+		if p := mode.Pause; p != nil {
+			j.Pause = enabled(p.Enabled, p.Enable)
+			j.ResumeSpecs = map[string]batch.ResumeSpec{}
+			for _, s := range p.ResumeSpecs {
+				j.ResumeSpecs[s.Type] = s
+			}
+		}
+	}
+	return j
+}
+
+func replicaType(typ string, t *batch.ReplicaTemplate, weight int32) ReplicaType {
+	policy := t.RestartPolicy
+	if policy == "" {
+		policy = batch.RestartPolicyNever
+	}
+	return ReplicaType{
+		Type:          typ,
+		Replicas:      deref(t.Replicas, 1),
+		ScalingWeight: weight,
+		RestartPolicy: policy,
+		Template:      &t.Template,
+	}
+}
+
+// enabled reads a flag that has two spellings; admission refuses them set differently.
+func enabled(canonical, alias *bool) bool {
+	if canonical != nil {
+		return *canonical
+	}
+	return alias != nil && *alias
+}
+
+func normalizeCleanUp(p batch.CleanUpPolicy) batch.CleanUpPolicy {
+	switch p {
+	case "all":
+		return batch.CleanUpPolicyAll
+	case "unfinished":
+		return batch.CleanUpPolicyUnfinished
+	case "none":
+		return batch.CleanUpPolicyNone
+	}
+	return p
+}
+
+func deref[T any](p *T, def T) T {
+	if p == nil {
+		return def
+	}
+	return *p
+}

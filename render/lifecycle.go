@@ -1,0 +1,152 @@
+package render
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+)
+
+// cleanUp applies the clean-up policy once the job is finished: All deletes every pod,
+// Unfinished (the default) those still pending or running, so no GPU stays held after the
+// outcome is known, None keeps them all.
+func (r *renderer) cleanUp() {
+	if r.job.CleanUpPolicy == batch.CleanUpPolicyNone {
+		return
+	}
+	for _, p := range r.allObserved() {
+		finished := p.pod.Status.Phase == corev1.PodSucceeded || p.pod.Status.Phase == corev1.PodFailed
+		if r.job.CleanUpPolicy == batch.CleanUpPolicyAll || !finished {
+			r.delete(p, DeleteCleanUp)
+		}
+	}
+}
+
+// pause deletes every pod; the phase turns Paused once none is left.
+func (r *renderer) pause() {
+	d := &r.out.Decisions
+	for _, p := range r.allObserved() {
+		r.delete(p, DeletePaused)
+	}
+	if len(r.observed)+len(r.others) == 0 {
+		d.Phase, d.Reason, d.Message = batch.JobPaused, batch.ReasonPaused, "the job is paused and all its pods are gone"
+		return
+	}
+	d.Phase, d.Reason, d.Message = r.job.Status.Phase, batch.ReasonPausing, "deleting the job's pods"
+	if d.Phase == "" {
+		d.Phase = batch.JobPending
+	}
+}
+
+// deleteStrays deletes pods that match no replica slot (a removed type, an index scaled away)
+// and pods started in another run mode than the current one (debug switched on or off).
+func (r *renderer) deleteStrays() {
+	for _, p := range r.others {
+		r.delete(p, DeleteScaledDown)
+	}
+	want := runModeName(r.job)
+	for _, p := range r.allObserved() {
+		if got := p.pod.Annotations[batch.AnnotationRunMode]; !p.deleting && got != "" && got != want {
+			r.delete(p, DeleteRunModeChanged)
+		}
+	}
+}
+
+// debugPhase: in debug mode exits neither fail nor restart the job; it runs while pods run.
+func (r *renderer) debugPhase() {
+	d := &r.out.Decisions
+	d.Phase, d.Reason, d.Message = batch.JobPending, batch.ReasonDebugging, "debug mode: pods run the debug command"
+	if r.countRunning() > 0 {
+		d.Phase = batch.JobRunning
+	}
+}
+
+// runningPhase is the phase of a job that is neither finished nor paused: Resuming after a
+// pause until every replica runs, Running once a replica runs, else Pending.
+func (r *renderer) runningPhase() {
+	d := &r.out.Decisions
+	running, want := r.countRunning(), r.desiredCount()
+	resuming := r.job.Status.Phase == batch.JobPaused || r.job.Status.Phase == batch.JobResuming
+	switch {
+	case resuming && running < want:
+		d.Phase, d.Reason = batch.JobResuming, batch.ReasonResuming
+		d.Message = fmt.Sprintf("%d of %d replicas running after the pause", running, want)
+	case running > 0:
+		d.Phase, d.Reason = batch.JobRunning, batch.ReasonPodsRunning
+		d.Message = ""
+	default:
+		d.Phase, d.Reason = batch.JobPending, batch.ReasonPodsPending
+		d.Message = ""
+	}
+}
+
+func (r *renderer) countRunning() int32 {
+	var n int32
+	for _, p := range r.observed {
+		if p.pod.Status.Phase == corev1.PodRunning && !p.deleting && p.pod.DeletionTimestamp == nil {
+			n++
+		}
+	}
+	return n
+}
+
+func (r *renderer) desiredCount() int32 {
+	var n int32
+	for _, t := range r.job.Replicas {
+		n += t.Replicas
+	}
+	return n
+}
+
+// deadlinePassed reports whether activeDeadlineSeconds, counted from startTime, is over.
+func (r *renderer) deadlinePassed() bool {
+	end := r.deadlineAt()
+	return end != nil && !r.now.Time.Before(*end)
+}
+
+func (r *renderer) deadlineAt() *time.Time {
+	if r.job.ActiveDeadlineSeconds == nil || r.job.Status.StartTime == nil || r.job.Status.Phase == batch.JobPaused {
+		return nil
+	}
+	end := r.job.Status.StartTime.Add(time.Duration(*r.job.ActiveDeadlineSeconds) * time.Second)
+	return &end
+}
+
+// deadline asks to be run again when the active deadline falls due.
+func (r *renderer) deadline() {
+	if !r.create || r.job.Debug {
+		return
+	}
+	start := r.out.Decisions.StartTime
+	if r.job.ActiveDeadlineSeconds == nil || start == nil {
+		return
+	}
+	left := start.Add(time.Duration(*r.job.ActiveDeadlineSeconds) * time.Second).Sub(r.now.Time)
+	if left > 0 {
+		r.out.Decisions.RequeueAfter = &metav1.Duration{Duration: left}
+	}
+}
+
+// blocked reports a missing PodGroup CRD for the chosen gang scheduler.
+func (r *renderer) blocked() *Blocked {
+	g := gangOf(r.job)
+	if g == nil || r.in.InstalledCRDs[g.crd] {
+		return nil
+	}
+	return &Blocked{
+		Reason: batch.ReasonPodGroupCRDMissing,
+		Message: fmt.Sprintf("spec.scheduler.%s needs the %s PodGroup CRD (%s), which is not installed; install %s or choose another scheduler",
+			g.field, g.group, g.crd, g.product),
+	}
+}
+
+// runModeName is the value of the run-mode annotation on the job's pods.
+func runModeName(j *Job) string {
+	if j.Debug {
+		return "Debug"
+	}
+	return "Immediate"
+}

@@ -1,0 +1,157 @@
+package render
+
+import (
+	"sort"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+)
+
+// slot is one replica position of a job: a type and an index.
+type slot struct {
+	typ   string
+	index int32
+}
+
+func slotOf(p *corev1.Pod) slot {
+	i, err := strconv.ParseInt(p.Labels[batch.LabelReplicaIndex], 10, 32)
+	if err != nil {
+		return slot{typ: p.Labels[batch.LabelReplicaType], index: -1}
+	}
+	return slot{typ: p.Labels[batch.LabelReplicaType], index: int32(i)}
+}
+
+// observedPod is one pod the job owns, with what render reads from it.
+type observedPod struct {
+	pod  *corev1.Pod
+	slot slot
+	// terminated: the training container has stopped for good (the pod Succeeded or Failed, or it
+	// was disrupted and is going away).
+	terminated bool
+	succeeded  bool
+	// exitCode of the training container, when it reported one.
+	exitCode *int32
+	// disrupted: evicted, preempted, or its node lost, rather than exited by itself.
+	disrupted bool
+	// nodeLost: the pod's node is gone, so a graceful delete would never finish.
+	nodeLost bool
+	// deleting: render decided in this round to delete it.
+	deleting bool
+}
+
+// Pod status reasons and condition reasons that mean the pod was disrupted from outside.
+const (
+	podReasonEvicted     = "Evicted"
+	podReasonNodeLost    = "NodeLost"
+	reasonTaintManager   = "DeletionByTaintManager"
+	reasonPodGCNodeGone  = "DeletionByPodGC"
+	conditionDisruption  = corev1.DisruptionTarget
+)
+
+// observePods sorts the job's pods into replica slots, and keeps the rest apart.
+func observePods(j *Job, pods []corev1.Pod) (map[slot]*observedPod, []*observedPod) {
+	counts := map[string]int32{}
+	for _, t := range j.Replicas {
+		counts[t.Type] = t.Replicas
+	}
+	bySlot := make(map[slot]*observedPod, len(pods))
+	var others []*observedPod
+	for i := range pods {
+		p := &pods[i]
+		o := classify(j, p)
+		n, known := counts[o.slot.typ]
+		if !known || o.slot.index < 0 || o.slot.index >= n || bySlot[o.slot] != nil {
+			others = append(others, o)
+			continue
+		}
+		bySlot[o.slot] = o
+	}
+	sort.Slice(others, func(a, b int) bool { return others[a].pod.Name < others[b].pod.Name })
+	return bySlot, others
+}
+
+// classify reads how a pod ended, if it did.
+func classify(j *Job, p *corev1.Pod) *observedPod {
+	o := &observedPod{pod: p, slot: slotOf(p)}
+	if c := trainingContainerStatus(j, p); c != nil && c.State.Terminated != nil {
+		code := c.State.Terminated.ExitCode
+		o.exitCode = &code
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == conditionDisruption && c.Status == corev1.ConditionTrue {
+			o.disrupted = true
+			o.nodeLost = c.Reason == reasonTaintManager || c.Reason == reasonPodGCNodeGone
+		}
+	}
+	switch p.Status.Reason {
+	case podReasonEvicted:
+		o.disrupted = true
+	case podReasonNodeLost:
+		o.disrupted, o.nodeLost = true, true
+	}
+	// A pod whose node is lost stays Terminating forever; only then does its deletion count as
+	// the end of the replica. Other pods being deleted are still shutting down.
+	o.nodeLost = o.nodeLost && p.DeletionTimestamp != nil
+	switch p.Status.Phase {
+	case corev1.PodSucceeded:
+		o.terminated, o.succeeded = true, true
+		if o.exitCode == nil {
+			o.exitCode = ptr(int32(0))
+		}
+	case corev1.PodFailed:
+		o.terminated = true
+	default:
+		o.terminated = o.nodeLost
+	}
+	return o
+}
+
+// trainingContainerStatus finds the status of the training container of a pod.
+func trainingContainerStatus(j *Job, p *corev1.Pod) *corev1.ContainerStatus {
+	name := ""
+	if i := trainingContainer(j.Framework, &p.Spec); i >= 0 {
+		name = p.Spec.Containers[i].Name
+	}
+	for i := range p.Status.ContainerStatuses {
+		if p.Status.ContainerStatuses[i].Name == name {
+			return &p.Status.ContainerStatuses[i]
+		}
+	}
+	return nil
+}
+
+// trainingContainer is the container named after the framework, else the first one.
+// Environment is injected there only.
+func trainingContainer(fw Framework, spec *corev1.PodSpec) int {
+	want := PyTorchContainerName
+	if fw == TensorFlow {
+		want = TFContainerName
+	}
+	for i, c := range spec.Containers {
+		if c.Name == want {
+			return i
+		}
+	}
+	if len(spec.Containers) == 0 {
+		return -1
+	}
+	return 0
+}
+
+// allObserved lists every observed pod in a fixed order: slots by spec order and index, then
+// the others by name.
+func (r *renderer) allObserved() []*observedPod {
+	out := make([]*observedPod, 0, len(r.observed)+len(r.others))
+	for _, t := range r.job.Replicas {
+		for i := int32(0); i < t.Replicas; i++ {
+			if p := r.observed[slot{t.Type, i}]; p != nil {
+				out = append(out, p)
+			}
+		}
+	}
+	return append(out, r.others...)
+}
+
+func ptr[T any](v T) *T { return &v }

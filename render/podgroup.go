@@ -1,0 +1,211 @@
+package render
+
+import (
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+)
+
+// gang is one of the gang schedulers a job can choose, with the PodGroup kind it reads.
+type gang struct {
+	field   string // the spec.scheduler field that chooses it
+	product string // what to install for it
+	gv      schema.GroupVersion
+	group   string
+	crd     string
+}
+
+var (
+	t9kGang = gang{field: "t9kScheduler", product: "the T9k scheduler",
+		gv: schema.GroupVersion{Group: "scheduler.tensorstack.dev", Version: "v1beta1"}}
+	volcanoGang = gang{field: "volcano", product: "Volcano",
+		gv: schema.GroupVersion{Group: "scheduling.volcano.sh", Version: "v1beta1"}}
+	coschedulingGang = gang{field: "coscheduling", product: "the scheduler-plugins coscheduling plugin",
+		gv: schema.GroupVersion{Group: "scheduling.x-k8s.io", Version: "v1alpha1"}}
+)
+
+func init() {
+	for _, g := range []*gang{&t9kGang, &volcanoGang, &coschedulingGang} {
+		g.group = g.gv.Group
+		g.crd = "podgroups." + g.gv.Group
+	}
+}
+
+// PodGroupCRDs are the CustomResourceDefinitions whose presence render needs to know.
+func PodGroupCRDs() []string {
+	return []string{t9kGang.crd, volcanoGang.crd, coschedulingGang.crd}
+}
+
+// gangOf is the gang scheduler the job chose, or nil.
+func gangOf(j *Job) *gang {
+	s := j.Scheduler
+	switch {
+	case s == nil:
+		return nil
+	case s.T9kScheduler != nil:
+		return &t9kGang
+	case s.Volcano != nil:
+		return &volcanoGang
+	case s.Coscheduling != nil:
+		return &coschedulingGang
+	}
+	return nil
+}
+
+// applyGang hands a pod to the chosen gang scheduler: its scheduler name and the label or
+// annotation that ties it to the PodGroup. A schedulerName the template set is kept only when no
+// gang scheduler is chosen (and, for coscheduling, which runs under a name of the cluster's
+// choosing, when it names that scheduler).
+func (r *renderer) applyGang(t *ReplicaType, pod *corev1.Pod) {
+	s := r.job.Scheduler
+	name := ""
+	switch g := gangOf(r.job); g {
+	case nil:
+		return
+	case &t9kGang:
+		name = batch.T9kSchedulerName
+		pod.Labels[batch.LabelSchedulerGroupName] = r.job.Name
+		pod.Labels[batch.LabelSchedulerQueue] = s.T9kScheduler.Queue
+	case &volcanoGang:
+		name = batch.VolcanoSchedulerName
+		pod.Annotations[batch.AnnotationVolcanoGroupName] = r.job.Name
+	case &coschedulingGang:
+		pod.Labels[batch.LabelCoschedulingPodGroup] = r.job.Name
+		if pod.Spec.SchedulerName == "" {
+			pod.Spec.SchedulerName = batch.CoschedulingSchedulerName
+		}
+		return
+	}
+	if pod.Spec.SchedulerName != "" && pod.Spec.SchedulerName != name {
+		r.warn(WarnSchedulerName, fmt.Sprintf("replica type %s: template schedulerName %s replaced with %s, the scheduler spec.scheduler chose", t.Type, pod.Spec.SchedulerName, name))
+	}
+	pod.Spec.SchedulerName = name
+}
+
+// podGroup renders the PodGroup of the chosen gang scheduler. minMember is the pod count
+// (elastic: minReplicas); minResources sums the requests of the pods that make up that minimum,
+// a limit standing in for a missing request as the API server defaults it.
+func podGroup(j *Job) *unstructured.Unstructured {
+	g := gangOf(j)
+	if g == nil {
+		return nil
+	}
+	gangTypes := j.Replicas
+	var minMember int64
+	for _, t := range j.Replicas {
+		minMember += int64(t.Replicas)
+	}
+	if j.Elastic != nil {
+		minMember = int64(j.Elastic.Min)
+		gangTypes = splitElastic(j.Replicas, j.Elastic.Min)
+	}
+	spec := map[string]any{"minMember": minMember}
+	s := j.Scheduler
+	switch g {
+	case &t9kGang:
+		roles := make([]any, 0, len(gangTypes))
+		for _, t := range gangTypes {
+			roles = append(roles, map[string]any{"name": t.Type, "minMember": int64(t.Replicas)})
+		}
+		spec["roles"] = roles
+		spec["queue"] = s.T9kScheduler.Queue
+		if s.T9kScheduler.Priority != nil {
+			spec["priority"] = int64(*s.T9kScheduler.Priority)
+		}
+	case &volcanoGang:
+		spec["minResources"] = minResources(j, gangTypes)
+		if s.Volcano.Queue != "" {
+			spec["queue"] = s.Volcano.Queue
+		}
+		if s.Volcano.PriorityClassName != "" {
+			spec["priorityClassName"] = s.Volcano.PriorityClassName
+		}
+	case &coschedulingGang:
+		spec["minResources"] = minResources(j, gangTypes)
+		if s.Coscheduling.ScheduleTimeoutSeconds != nil {
+			spec["scheduleTimeoutSeconds"] = int64(*s.Coscheduling.ScheduleTimeoutSeconds)
+		}
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	u.SetAPIVersion(g.gv.String())
+	u.SetKind("PodGroup")
+	u.SetName(j.Name)
+	u.SetNamespace(j.Namespace)
+	u.SetLabels(jobLabels(j))
+	u.SetOwnerReferences([]metav1.OwnerReference{ownerRef(j)})
+	return u
+}
+
+// minResources sums the resource requests of every container of the given replicas. Init
+// containers count by their largest request, as the scheduler counts them.
+func minResources(j *Job, types []ReplicaType) map[string]any {
+	total := corev1.ResourceList{}
+	for _, t := range types {
+		pod := podRequests(&t.Template.Spec)
+		for name, q := range pod {
+			q.Mul(int64(t.Replicas))
+			sum := total[name]
+			sum.Add(q)
+			total[name] = sum
+		}
+	}
+	names := make([]string, 0, len(total))
+	for n := range total {
+		names = append(names, string(n))
+	}
+	sort.Strings(names)
+	out := make(map[string]any, len(total))
+	for _, n := range names {
+		q := total[corev1.ResourceName(n)]
+		out[n] = q.String()
+	}
+	return out
+}
+
+// podRequests is what one pod of the spec requests: the sum over its containers, or the
+// largest init container if that is more, plus its overhead.
+func podRequests(spec *corev1.PodSpec) corev1.ResourceList {
+	sum := corev1.ResourceList{}
+	for i := range spec.Containers {
+		addTo(sum, requests(&spec.Containers[i]))
+	}
+	for i := range spec.InitContainers {
+		for name, q := range requests(&spec.InitContainers[i]) {
+			if cur, ok := sum[name]; !ok || q.Cmp(cur) > 0 {
+				sum[name] = q.DeepCopy()
+			}
+		}
+	}
+	addTo(sum, spec.Overhead)
+	return sum
+}
+
+// requests are a container's requests, a limit standing in for a missing request.
+func requests(c *corev1.Container) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for n, q := range c.Resources.Limits {
+		out[n] = q.DeepCopy()
+	}
+	for n, q := range c.Resources.Requests {
+		out[n] = q.DeepCopy()
+	}
+	return out
+}
+
+func addTo(sum corev1.ResourceList, add corev1.ResourceList) {
+	for n, q := range add {
+		cur, ok := sum[n]
+		if !ok {
+			cur = resource.Quantity{Format: q.Format}
+		}
+		cur.Add(q)
+		sum[n] = cur
+	}
+}

@@ -1,0 +1,174 @@
+package render
+
+import (
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// PyTorch environment variables, set in the training container of every pod.
+const (
+	EnvMasterAddr       = "MASTER_ADDR"
+	EnvMasterPort       = "MASTER_PORT"
+	EnvWorldSize        = "WORLD_SIZE"
+	EnvRank             = "RANK"
+	EnvPythonUnbuffered = "PYTHONUNBUFFERED"
+)
+
+// pytorchEnv is the torch.distributed contract: every pod finds the master at MASTER_ADDR and
+// MASTER_PORT, knows WORLD_SIZE and its own global RANK.
+type pytorchEnv struct {
+	masterAddr string
+	masterPort string
+	// worldSize counts pods, or processes under torchrun; empty when torchrun resolves the
+	// process count itself (procPerNode cpu or auto).
+	worldSize string
+	// firstRank is the global rank of replica 0 of each type: the master is rank 0, then the
+	// other replicas in spec order, by index.
+	firstRank map[string]int32
+}
+
+func (r *renderer) envContract() envContract {
+	if r.job.Framework == TensorFlow {
+		return newTFEnv(r.job)
+	}
+	return newPyTorchEnv(r.job)
+}
+
+func newPyTorchEnv(j *Job) *pytorchEnv {
+	m := masterTypeIndex(j.Replicas)
+	master := &j.Replicas[m]
+	e := &pytorchEnv{
+		masterAddr: PodName(j.Name, master.Type, 0) + "." + j.Name,
+		masterPort: strconv.Itoa(int(masterPort(j))),
+		firstRank:  map[string]int32{},
+	}
+	order := append([]int{m}, others(len(j.Replicas), m)...)
+	var rank, world int32
+	known := true
+	for _, i := range order {
+		t := &j.Replicas[i]
+		e.firstRank[t.Type] = rank
+		rank += t.Replicas
+		n, ok := j.procsPerPod(t)
+		known = known && ok
+		world += t.Replicas * n
+	}
+	if known {
+		e.worldSize = strconv.Itoa(int(world))
+	}
+	return e
+}
+
+func (e *pytorchEnv) names() []string {
+	return []string{EnvMasterAddr, EnvMasterPort, EnvWorldSize, EnvRank, EnvPythonUnbuffered}
+}
+
+func (e *pytorchEnv) vars(t *ReplicaType, index int32) []corev1.EnvVar {
+	vars := []corev1.EnvVar{
+		{Name: EnvMasterAddr, Value: e.masterAddr},
+		{Name: EnvMasterPort, Value: e.masterPort},
+	}
+	if e.worldSize != "" {
+		vars = append(vars, corev1.EnvVar{Name: EnvWorldSize, Value: e.worldSize})
+	}
+	return append(vars,
+		corev1.EnvVar{Name: EnvRank, Value: strconv.Itoa(int(e.firstRank[t.Type] + index))},
+		corev1.EnvVar{Name: EnvPythonUnbuffered, Value: "1"},
+	)
+}
+
+// masterPort is the master's training container port named pytorch, else 29500.
+func masterPort(j *Job) int32 {
+	master := &j.Replicas[masterTypeIndex(j.Replicas)]
+	return containerPort(j.templateContainer(master), PyTorchContainerName, DefaultPyTorchPort)
+}
+
+// procsPerPod is the number of training processes in one pod of type t: 1 without torchrun,
+// else procPerNode, with gpu resolved to the training container's nvidia.com/gpu limit. It
+// reports false for cpu and auto, which torchrun resolves on the node.
+func (j *Job) procsPerPod(t *ReplicaType) (int32, bool) {
+	if j.Torchrun == nil {
+		return 1, true
+	}
+	switch p := j.Torchrun.ProcPerNode; p {
+	case "":
+		return 1, true
+	case "gpu":
+		return gpuLimit(j.templateContainer(t)), true
+	case "cpu", "auto":
+		return 0, false
+	default:
+		n, err := strconv.Atoi(p)
+		return int32(n), err == nil
+	}
+}
+
+// gpuLimit is a container's nvidia.com/gpu limit, else its request, else 0.
+func gpuLimit(c *corev1.Container) int32 {
+	if c == nil {
+		return 0
+	}
+	q, ok := c.Resources.Limits[GPUResource]
+	if !ok {
+		q = c.Resources.Requests[GPUResource]
+	}
+	return int32(q.Value())
+}
+
+// torchrunCommand makes the training container run
+// `torchrun <flags> <extraOptions...> <args...>`: its command is replaced and its args are the
+// script and its arguments.
+func (r *renderer) torchrunCommand(t *ReplicaType, c *corev1.Container) {
+	tr := r.job.Torchrun
+	script := c.Args
+	if len(script) == 0 && len(c.Command) > 0 {
+		// Note: a template that puts the script in command (python train.py) is common; torchrun
+		// runs the interpreter itself, so a leading python is dropped and the rest kept.
+		script = c.Command
+		if strings.HasPrefix(path.Base(script[0]), "python") {
+			script = script[1:]
+		}
+		r.warn(WarnTorchrunCommand, fmt.Sprintf("replica type %s: torchrun replaces the container's command; %q is passed to torchrun as the script (put the script and its arguments in args)", t.Type, strings.Join(script, " ")))
+	}
+	nnodes := strconv.Itoa(int(r.desiredCount()))
+	if e := r.job.Elastic; e != nil {
+		nnodes = fmt.Sprintf("%d:%d", e.Min, e.Max)
+	}
+	nproc := tr.ProcPerNode
+	if n, ok := r.job.procsPerPod(t); ok {
+		nproc = strconv.Itoa(int(n))
+	}
+	backend := tr.RdzvBackend
+	if backend == "" {
+		backend = DefaultRdzvBackend
+	}
+	env := newPyTorchEnv(r.job)
+	args := []string{
+		"--nnodes=" + nnodes,
+		"--nproc-per-node=" + nproc,
+		"--rdzv-backend=" + backend,
+		"--rdzv-endpoint=" + env.masterAddr + ":" + env.masterPort,
+		"--rdzv-id=" + string(r.job.UID),
+	}
+	if tr.MaxRestarts != nil {
+		args = append(args, "--max-restarts="+strconv.Itoa(int(*tr.MaxRestarts)))
+	}
+	args = append(args, tr.ExtraOptions...)
+	c.Command = []string{"torchrun"}
+	c.Args = append(args, script...)
+}
+
+// others lists 0..n-1 without skip.
+func others(n, skip int) []int {
+	out := make([]int, 0, n)
+	for i := 0; i < n; i++ {
+		if i != skip {
+			out = append(out, i)
+		}
+	}
+	return out
+}

@@ -1,0 +1,245 @@
+package render
+
+import (
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+)
+
+// Output is the complete desired state of one job and the decisions behind it.
+type Output struct {
+	// PodGroup is set when a gang scheduler is chosen and the job has pods to schedule.
+	PodGroup *unstructured.Unstructured
+	// Service is the job's headless Service; nil once the job is finished and no pod is left.
+	Service *corev1.Service
+	// Pods are the pods that should exist, in spec order and by index. The controller creates
+	// those it does not observe. Pods are removed only by Decisions.Delete, never by absence here.
+	Pods []*corev1.Pod
+	// TensorBoard is set when the job asks for one; it stays until the job is deleted.
+	TensorBoard *TensorBoard
+	// Decisions are what the observations imply.
+	Decisions Decisions
+}
+
+// TensorBoard is the TensorBoard Deployment and its Service.
+type TensorBoard struct {
+	Deployment *appsv1.Deployment
+	Service    *corev1.Service
+}
+
+// Decisions are the conclusions render draws from the observations.
+type Decisions struct {
+	// Phase is the job's phase after this round.
+	Phase batch.JobPhase `json:"phase"`
+	// Reason is a CamelCase word for the phase (e.g. BackoffLimitExceeded); Message explains it.
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+	// Blocked is set when pods cannot be created for a reason the user must fix
+	// (e.g. a missing PodGroup CRD).
+	Blocked *Blocked `json:"blocked,omitempty"`
+	// StartTime and CompletionTime are the values the status should hold.
+	StartTime      *metav1.Time `json:"startTime,omitempty"`
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// Create names the desired pods that are not observed.
+	Create []string `json:"create,omitempty"`
+	// Delete lists the pods to delete, with the reason.
+	Delete []Deletion `json:"delete,omitempty"`
+	// Restarts lists the replicas being restarted in this round (their pods are in Delete).
+	Restarts []Restart `json:"restarts,omitempty"`
+	// BackoffCount is the new value of status.backoffCount.
+	BackoffCount int32 `json:"backoffCount"`
+	// RequeueAfter is when render must run again even if nothing changes (a deadline).
+	RequeueAfter *metav1.Duration `json:"requeueAfter,omitempty"`
+	// Warnings become Warning events on the job.
+	Warnings []Warning `json:"warnings,omitempty"`
+}
+
+// Blocked says why no pod can be created.
+type Blocked struct {
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+// Why a pod is deleted.
+const (
+	DeleteRestart        = "Restart"
+	DeleteCleanUp        = "CleanUp"
+	DeletePaused         = "Paused"
+	DeleteScaledDown     = "ScaledDown"
+	DeleteRunModeChanged = "RunModeChanged"
+)
+
+// Deletion is one pod to delete.
+type Deletion struct {
+	Name string    `json:"name"`
+	UID  types.UID `json:"uid,omitempty"`
+	// Reason is one of the Delete* constants.
+	Reason string `json:"reason"`
+	// Force asks for a zero grace period: the pod's node is gone and a graceful delete would never
+	// finish, which would keep its name (and so its replacement) blocked.
+	Force bool `json:"force,omitempty"`
+}
+
+// Restart is one replica restarted in this round.
+type Restart struct {
+	Pod       string `json:"pod"`
+	Type      string `json:"type"`
+	Index     int32  `json:"index"`
+	ExitCode  *int32 `json:"exitCode,omitempty"`
+	Disrupted bool   `json:"disrupted,omitempty"`
+}
+
+// Warning is an event to record on the job.
+type Warning struct {
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+// Warning reasons.
+const (
+	WarnEnvOverridden       = "EnvOverridden"
+	WarnRestartPolicy       = "RestartPolicyReplaced"
+	WarnSchedulerName       = "SchedulerNameReplaced"
+	WarnTorchrunCommand     = "TorchrunCommandReplaced"
+	WarnUnknownReplicaIndex = "UnexpectedPod"
+)
+
+// Render computes the desired state of in.Job from the observations in in.
+func Render(in Input) (*Output, error) {
+	if err := Validate(&in.Job); err != nil {
+		return nil, err
+	}
+	r := newRenderer(in)
+	r.decide()
+	r.build()
+	return r.out, nil
+}
+
+// renderer holds one render pass.
+type renderer struct {
+	job      *Job
+	in       Input
+	out      *Output
+	now      metav1.Time
+	observed map[slot]*observedPod
+	// others are observed pods that match no replica slot (a removed type, a scaled-down index).
+	others   []*observedPod
+	warnings map[Warning]bool
+	// keep is false when no pod should be created or kept running (finished, paused, blocked).
+	create bool
+}
+
+func newRenderer(in Input) *renderer {
+	r := &renderer{
+		job:      &in.Job,
+		in:       in,
+		out:      &Output{},
+		now:      metav1.NewTime(in.Now.UTC().Truncate(time.Second)),
+		warnings: map[Warning]bool{},
+	}
+	r.observed, r.others = observePods(r.job, in.Pods)
+	r.out.Decisions.BackoffCount = r.job.Status.BackoffCount
+	r.out.Decisions.StartTime = r.job.Status.StartTime
+	r.out.Decisions.CompletionTime = r.job.Status.CompletionTime
+	return r
+}
+
+// decide draws the round's conclusions, in order of precedence: a finished job only cleans up;
+// a paused job deletes its pods; a blocked job waits; otherwise outcome, restarts and deadlines.
+func (r *renderer) decide() {
+	d := &r.out.Decisions
+	switch {
+	case r.job.Finished():
+		d.Phase, d.Reason = r.job.Status.Phase, finishedReason(r.job)
+		r.cleanUp()
+	case r.job.Pause:
+		r.pause()
+	default:
+		if b := r.blocked(); b != nil {
+			d.Blocked = b
+			d.Phase, d.Reason, d.Message = batch.JobPending, b.Reason, b.Message
+			return
+		}
+		r.create = true
+		r.deleteStrays()
+		if r.job.Debug {
+			r.debugPhase()
+			break
+		}
+		if r.outcome() {
+			r.create = false
+			d.CompletionTime = &r.now
+			r.cleanUp()
+			return
+		}
+		r.runningPhase()
+	}
+}
+
+// build renders the objects that should exist after the decisions.
+func (r *renderer) build() {
+	if r.job.TensorBoard != nil {
+		r.out.TensorBoard = tensorBoard(r.job)
+	}
+	if r.create {
+		r.out.Pods = r.desiredPods()
+		for _, p := range r.out.Pods {
+			if r.observed[slotOf(p)] == nil {
+				r.out.Decisions.Create = append(r.out.Decisions.Create, p.Name)
+			}
+		}
+		if len(r.out.Decisions.Create) > 0 && (r.out.Decisions.StartTime == nil || r.job.Status.Phase == batch.JobPaused) {
+			r.out.Decisions.StartTime = &r.now
+		}
+	}
+	if r.create || r.podsRemain() {
+		r.out.Service = service(r.job)
+		if !r.job.Pause {
+			r.out.PodGroup = podGroup(r.job)
+		}
+	}
+	r.deadline()
+	for w := range r.warnings {
+		r.out.Decisions.Warnings = append(r.out.Decisions.Warnings, w)
+	}
+	sortWarnings(r.out.Decisions.Warnings)
+}
+
+func (r *renderer) warn(reason, message string) {
+	r.warnings[Warning{Reason: reason, Message: message}] = true
+}
+
+func (r *renderer) delete(p *observedPod, reason string) {
+	if p.pod.DeletionTimestamp != nil && !p.nodeLost {
+		return // already going
+	}
+	r.out.Decisions.Delete = append(r.out.Decisions.Delete, Deletion{
+		Name: p.pod.Name, UID: p.pod.UID, Reason: reason, Force: p.nodeLost,
+	})
+	p.deleting = true
+}
+
+// podsRemain reports whether any observed pod stays after this round's deletions.
+func (r *renderer) podsRemain() bool {
+	for _, p := range r.allObserved() {
+		if !p.deleting && p.pod.DeletionTimestamp == nil {
+			return true
+		}
+	}
+	return false
+}
+
+func finishedReason(j *Job) string {
+	for _, c := range j.Status.Conditions {
+		if (c.Type == batch.ConditionFailed || c.Type == batch.ConditionCompleted) && c.Status == metav1.ConditionTrue {
+			return c.Reason
+		}
+	}
+	return ""
+}

@@ -1,0 +1,73 @@
+package render
+
+import (
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// service renders the job's one headless Service J. With the pods' hostname J-<type>-<index>
+// and subdomain J, every replica resolves as J-<type>-<index>.J, before it is ready
+// (publishNotReadyAddresses): the rendezvous needs the addresses while pods start. One Service
+// per job, not per pod.
+func service(j *Job) *corev1.Service {
+	selector := jobLabels(j)
+	return &corev1.Service{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            j.Name,
+			Namespace:       j.Namespace,
+			Labels:          jobLabels(j),
+			OwnerReferences: []metav1.OwnerReference{ownerRef(j)},
+		},
+		Spec: corev1.ServiceSpec{
+			ClusterIP:                corev1.ClusterIPNone,
+			PublishNotReadyAddresses: true,
+			Selector:                 selector,
+			Ports:                    servicePorts(j),
+		},
+	}
+}
+
+// servicePorts are the training containers' ports, each once; if they declare none, the
+// framework's default port.
+func servicePorts(j *Job) []corev1.ServicePort {
+	var ports []corev1.ServicePort
+	seen := map[string]bool{}
+	names := map[string]bool{}
+	for ti := range j.Replicas {
+		c := j.templateContainer(&j.Replicas[ti])
+		if c == nil {
+			continue
+		}
+		for _, p := range c.Ports {
+			proto := p.Protocol
+			if proto == "" {
+				proto = corev1.ProtocolTCP
+			}
+			key := string(proto) + "/" + strconv.Itoa(int(p.ContainerPort))
+			if seen[key] {
+				continue
+			}
+			name := p.Name
+			if name == "" || names[name] {
+				name = strings.ToLower(string(proto)) + "-" + strconv.Itoa(int(p.ContainerPort))
+			}
+			seen[key], names[name] = true, true
+			ports = append(ports, corev1.ServicePort{
+				Name: name, Protocol: proto, Port: p.ContainerPort, TargetPort: intstr.FromInt32(p.ContainerPort),
+			})
+		}
+	}
+	if len(ports) == 0 {
+		name, port := PyTorchContainerName, DefaultPyTorchPort
+		if j.Framework == TensorFlow {
+			name, port = TFContainerName, DefaultTFPort
+		}
+		ports = []corev1.ServicePort{{Name: name, Protocol: corev1.ProtocolTCP, Port: port, TargetPort: intstr.FromInt32(port)}}
+	}
+	return ports
+}

@@ -1,0 +1,60 @@
+package render
+
+import (
+	"fmt"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Validate refuses a job render cannot turn into valid objects, with errors that name the
+// field. Admission (the CRD's CEL rules) refuses the same input earlier; this check is what
+// `trainyard render` shows without a cluster, and it guards objects admitted before a rule existed.
+func Validate(j *Job) error {
+	var errs field.ErrorList
+	name := field.NewPath("metadata", "name")
+	for _, msg := range validation.IsDNS1035Label(j.Name) {
+		errs = append(errs, field.Invalid(name, j.Name, msg+" (the job name names its Service and starts every pod's hostname)"))
+	}
+	if len(j.Replicas) == 0 {
+		errs = append(errs, field.Required(field.NewPath("spec", "replicaSpecs"), "a job needs at least one replica type"))
+	}
+	for i := range j.Replicas {
+		t := &j.Replicas[i]
+		path := replicaPath(i)
+		last := PodName(j.Name, t.Type, max(t.Replicas-1, 0))
+		if msgs := validation.IsDNS1123Label(last); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(name, j.Name, fmt.Sprintf("pod name %q is not a valid hostname: %s; shorten the job name or the replica type", last, msgs[0])))
+		}
+		if len(t.Template.Spec.Containers) == 0 {
+			errs = append(errs, field.Required(path.Child("template", "spec", "containers"), "a replica needs a training container"))
+			continue
+		}
+		if j.Torchrun != nil && j.Torchrun.ProcPerNode == "gpu" && gpuLimit(j.templateContainer(t)) == 0 {
+			c := trainingContainer(j.Framework, &t.Template.Spec)
+			errs = append(errs, field.Required(path.Child("template", "spec", "containers").Index(c).Child("resources", "limits").Key(string(GPUResource)),
+				"torchrunConfig.procPerNode is gpu, so the training container needs an nvidia.com/gpu limit"))
+		}
+	}
+	if j.TensorBoard != nil {
+		if msgs := validation.IsDNS1035Label(TensorBoardName(j.Name)); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(name, j.Name, fmt.Sprintf("the TensorBoard name %q is not valid: %s", TensorBoardName(j.Name), msgs[0])))
+		}
+	}
+	return errs.ToAggregate()
+}
+
+func replicaPath(i int) *field.Path {
+	return field.NewPath("spec", "replicaSpecs").Index(i)
+}
+
+func sortWarnings(w []Warning) {
+	sort.Slice(w, func(a, b int) bool {
+		if w[a].Reason != w[b].Reason {
+			return w[a].Reason < w[b].Reason
+		}
+		return w[a].Message < w[b].Message
+	})
+}
+

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/trainyard/trainyard/render"
+)
+
+// placeholderUID stands in for the uid of a job that has not been created yet, so that the
+// rendered owner references and torchrun's rendezvous id are well formed.
+const placeholderUID = "00000000-0000-0000-0000-000000000000"
+
+// runRender is `trainyard render`: the user's dry run. It prints what a job would create, and
+// the decisions, without a cluster.
+func runRender(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("trainyard render", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	file := fs.String("f", "", "the job manifest (- for standard input)")
+	observed := fs.String("observed", "", "a multi-document YAML of the job's pods (with status) and installed PodGroup CRDs")
+	nowFlag := fs.String("now", "", "the time to render at, RFC3339 (default: now)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *file == "" {
+		return errors.New("render: -f is required")
+	}
+	data, err := readFile(*file)
+	if err != nil {
+		return err
+	}
+	job, err := render.ReadJob(data)
+	if err != nil {
+		return fmt.Errorf("%s: %w", *file, err)
+	}
+	if job.UID == "" {
+		job.UID = placeholderUID
+	}
+	in := render.Input{Job: job, Now: time.Now()}
+	if *observed != "" {
+		data, err := readFile(*observed)
+		if err != nil {
+			return err
+		}
+		if in.Pods, in.InstalledCRDs, err = render.ReadObserved(data); err != nil {
+			return fmt.Errorf("%s: %w", *observed, err)
+		}
+	}
+	if *nowFlag != "" {
+		if in.Now, err = time.Parse(time.RFC3339, *nowFlag); err != nil {
+			return fmt.Errorf("--now: %w", err)
+		}
+	}
+	out, err := render.Render(in)
+	if err != nil {
+		return fmt.Errorf("%s: %w", *file, err)
+	}
+	doc, err := render.Print(out)
+	if err != nil {
+		return err
+	}
+	_, err = stdout.Write(doc)
+	return err
+}
+
+func readFile(name string) ([]byte, error) {
+	if name == "-" {
+		return io.ReadAll(os.Stdin)
+	}
+	return os.ReadFile(name)
+}
