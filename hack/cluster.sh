@@ -370,7 +370,6 @@ cmd_smoke() {
   check "gpu: bound to a node" test -n "$(pod_field gpu '{.spec.nodeName}')"
 
   # (b) run-duration 2s, exit-code 0: Succeeded no sooner than 2 s after creation.
-  check "ok: Running first" wait_phase ok Running 20
   check "ok: Succeeded" wait_phase ok Succeeded 20
   local took
   took=$(since "$t")

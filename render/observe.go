@@ -43,11 +43,11 @@ type observedPod struct {
 
 // Pod status reasons and condition reasons that mean the pod was disrupted from outside.
 const (
-	podReasonEvicted     = "Evicted"
-	podReasonNodeLost    = "NodeLost"
-	reasonTaintManager   = "DeletionByTaintManager"
-	reasonPodGCNodeGone  = "DeletionByPodGC"
-	conditionDisruption  = corev1.DisruptionTarget
+	podReasonEvicted    = "Evicted"
+	podReasonNodeLost   = "NodeLost"
+	reasonTaintManager  = "DeletionByTaintManager"
+	reasonPodGCNodeGone = "DeletionByPodGC"
+	conditionDisruption = corev1.DisruptionTarget
 )
 
 // observePods sorts the job's pods into replica slots, and keeps the rest apart.

@@ -57,4 +57,3 @@ func sortWarnings(w []Warning) {
 		return w[a].Message < w[b].Message
 	})
 }
-
