@@ -157,6 +157,7 @@ func wantRefused(t *testing.T, err error, want ...string) {
 	if err == nil {
 		t.Fatalf("the API server accepted the object; want it refused with a message containing %q", want)
 	}
+	t.Logf("refused as expected: %v", err)
 	if !apierrors.IsInvalid(err) {
 		t.Errorf("the API server answered %s (%v); want Invalid (422)", apierrors.ReasonForError(err), err)
 	}
@@ -227,6 +228,19 @@ spec:
   replicaSpecs:
   - {type: chief, replicas: 2, template: TF_POD}`,
 			wantErr: []string{"spec.replicaSpecs[0]", "replicas: the chief replica type has at most 1 replica"},
+		},
+		"a master with a scalingWeight is refused": {
+			// Elastic scaling would give the master more than its one replica.
+			manifest: `
+kind: PyTorchTrainingJob
+metadata: {name: pt}
+spec:
+  elastic: {enabled: true, minReplicas: 2, maxReplicas: 4}
+  torchrunConfig: {enabled: true}
+  replicaSpecs:
+  - {type: master, scalingWeight: 1, template: PYTORCH_POD}
+  - {type: worker, scalingWeight: 1, template: PYTORCH_POD}`,
+			wantErr: []string{"spec.replicaSpecs[0]", "scalingWeight: the master replica type has at most 1 replica"},
 		},
 		"a PyTorch replica type listed twice is refused": {
 			manifest: `

@@ -19,7 +19,8 @@ func resolveElastic(e *batch.ElasticConfig) *Elastic {
 
 // splitElastic divides the expected replica count among the replica types in proportion to their
 // scalingWeight, by largest remainder with ties to spec order. Types of weight 0 keep their
-// replicas. When no type has a weight, every type but master shares equally. The master role's
+// replicas. When no type has a weight, every type but master shares equally (a job whose only
+// type is master keeps its one master: admission allows master at most one replica). The master role's
 // type always keeps at least one replica: replica 0 of the master is never scaled away.
 func splitElastic(types []ReplicaType, expected int32) []ReplicaType {
 	out := make([]ReplicaType, len(types))
@@ -32,7 +33,7 @@ func splitElastic(types []ReplicaType, expected int32) []ReplicaType {
 	}
 	if total == 0 {
 		for i, t := range out {
-			if t.Type != batch.PyTorchReplicaMaster || len(out) == 1 {
+			if t.Type != batch.PyTorchReplicaMaster {
 				weights[i] = 1
 				total++
 			}

@@ -80,6 +80,7 @@ type PyTorchTrainingJobSpec struct {
 
 // PyTorchReplicaSpec describes one replica type of a PyTorchTrainingJob.
 // +kubebuilder:validation:XValidation:rule="self.type != 'master' || !has(self.replicas) || self.replicas <= 1",message="replicas: the master replica type has at most 1 replica"
+// +kubebuilder:validation:XValidation:rule="self.type != 'master' || !has(self.scalingWeight) || self.scalingWeight == 0",message="scalingWeight: the master replica type has at most 1 replica, so elastic scaling cannot give it a share; set its scalingWeight to 0"
 type PyTorchReplicaSpec struct {
 	// type of the replica: master, worker, or another DNS label.
 	// +required

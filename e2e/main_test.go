@@ -1,0 +1,156 @@
+//go:build e2e
+
+// Package e2e runs Trainyard's end-to-end tests with sigs.k8s.io/e2e-framework against a real
+// cluster. E2E_PROVIDER chooses it:
+//
+//	local (default)  the project's loopback control plane with KWOK nodes (hack/cluster.sh),
+//	                 started for the run and stopped after it
+//	kind             a kind cluster (needs Docker; for laptops)
+//	existing         the cluster of $KUBECONFIG, left as it is
+//
+// Features carry labels (area=api, area=render, area=operator) so a subset can be chosen with
+// e2e-framework's --labels flag: go test -tags e2e ./e2e/... -args --labels=area=api
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/e2e-framework/pkg/env"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+	"sigs.k8s.io/e2e-framework/pkg/envfuncs"
+	"sigs.k8s.io/e2e-framework/support/kind"
+)
+
+var (
+	testenv env.Environment
+	// repoRoot is the checkout the tests run from.
+	repoRoot = mustAbs("..")
+	// kubectlPath is the pinned kubectl built by hack/tools.sh, or $KUBECTL.
+	kubectlPath string
+)
+
+const clusterName = "trainyard-e2e"
+
+func TestMain(m *testing.M) {
+	cfg, err := envconf.NewFromFlags()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: flags:", err)
+		os.Exit(2)
+	}
+	testenv = env.NewWithConfig(cfg)
+	if kubectlPath, err = pinnedKubectl(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(2)
+	}
+
+	switch provider := os.Getenv("E2E_PROVIDER"); provider {
+	case "", "local":
+		dir := filepath.Join(repoRoot, ".devcluster", "e2e")
+		testenv.Setup(localClusterUp(dir))
+		testenv.Finish(localClusterDown(dir))
+	case "kind":
+		testenv.Setup(envfuncs.CreateCluster(kind.NewProvider(), clusterName))
+		testenv.Finish(envfuncs.DestroyCluster(clusterName))
+	case "existing":
+		cfg.WithKubeconfigFile(os.Getenv("KUBECONFIG"))
+	default:
+		fmt.Fprintf(os.Stderr, "e2e: E2E_PROVIDER=%q: want local, kind or existing\n", provider)
+		os.Exit(2)
+	}
+	testenv.Setup(installCRDs)
+	testenv.Finish(uninstallCRDs)
+	os.Exit(testenv.Run(m))
+}
+
+// localClusterUp starts the project's loopback cluster in dir and points the config at it.
+func localClusterUp(dir string) env.Func {
+	return func(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
+		cmd := exec.CommandContext(ctx, filepath.Join(repoRoot, "hack", "cluster.sh"), "up")
+		cmd.Env = append(os.Environ(), "DEVCLUSTER_DIR="+dir, "CLUSTER="+clusterName)
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return ctx, fmt.Errorf("starting the local cluster: %w", err)
+		}
+		cfg.WithKubeconfigFile(filepath.Join(dir, "kubeconfig"))
+		return ctx, nil
+	}
+}
+
+// localClusterDown stops the local cluster and every process it started.
+func localClusterDown(dir string) env.Func {
+	return func(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
+		cmd := exec.CommandContext(ctx, filepath.Join(repoRoot, "hack", "cluster.sh"), "down")
+		cmd.Env = append(os.Environ(), "DEVCLUSTER_DIR="+dir, "CLUSTER="+clusterName)
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		return ctx, cmd.Run()
+	}
+}
+
+// podGroupCRDs are stand-ins for the gang schedulers' PodGroup CRDs (see the file's header).
+var podGroupCRDs = filepath.Join(repoRoot, "e2e", "testdata", "podgroup-crds.yaml")
+
+// installCRDs installs Trainyard's CRDs the way `make install` does, and the PodGroup stand-ins.
+func installCRDs(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
+	if _, err := kubectl(ctx, cfg, "", "apply", "--server-side", "--force-conflicts", "-k", filepath.Join(repoRoot, "kustomize", "crd")); err != nil {
+		return ctx, err
+	}
+	if _, err := kubectl(ctx, cfg, "", "apply", "--server-side", "-f", podGroupCRDs); err != nil {
+		return ctx, err
+	}
+	_, err := kubectl(ctx, cfg, "", "wait", "--for=condition=Established", "--timeout=60s", "crd", "--all")
+	return ctx, err
+}
+
+func uninstallCRDs(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
+	if _, err := kubectl(ctx, cfg, "", "delete", "--ignore-not-found", "-f", podGroupCRDs); err != nil {
+		return ctx, err
+	}
+	_, err := kubectl(ctx, cfg, "", "delete", "--ignore-not-found", "-k", filepath.Join(repoRoot, "kustomize", "crd"))
+	return ctx, err
+}
+
+// kubectl runs the pinned kubectl against the test cluster, with stdin if given, and returns
+// its combined output; a non-zero exit is an error that carries the output.
+func kubectl(ctx context.Context, cfg *envconf.Config, stdin string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, kubectlPath, append([]string{"--kubeconfig", cfg.KubeconfigFile()}, args...)...)
+	cmd.Env = append(os.Environ(), "KUBECACHEDIR="+filepath.Join(repoRoot, ".devcluster", "e2e", "cache"))
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("kubectl %s: %w\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out), nil
+}
+
+// pinnedKubectl finds the kubectl of hack/versions.sh: the tests never use one that happens to
+// be on the machine.
+func pinnedKubectl() (string, error) {
+	if k := os.Getenv("KUBECTL"); k != "" {
+		return k, nil
+	}
+	out, err := exec.Command("bash", "-c", ". "+filepath.Join(repoRoot, "hack", "versions.sh")+` && echo "$KUBE_BIN/kubectl"`).Output()
+	if err != nil {
+		return "", fmt.Errorf("reading hack/versions.sh: %w", err)
+	}
+	path := strings.TrimSpace(string(out))
+	if _, err := os.Stat(path); err != nil {
+		return "", fmt.Errorf("the pinned kubectl is not built (run make tools): %w", err)
+	}
+	return path, nil
+}
+
+func mustAbs(p string) string {
+	a, err := filepath.Abs(p)
+	if err != nil {
+		panic(err)
+	}
+	return a
+}
