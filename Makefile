@@ -50,12 +50,11 @@ verify: ## Regenerate everything and fail if a generated file differs, or code i
 
 .PHONY: test
 test: ## Run every test layer: unit, integration (envtest), e2e (local cluster).
-	@echo "== trainyard: toolchain $$(go version)"
-	$(MAKE) --no-print-directory tools
-	$(MAKE) --no-print-directory verify
-	$(MAKE) --no-print-directory test-unit
-	$(MAKE) --no-print-directory test-integration
-	$(MAKE) --no-print-directory test-e2e
+	@for step in tools verify test-unit test-integration test-e2e; do \
+	  start=$$SECONDS; \
+	  $(MAKE) --no-print-directory $$step || { echo "== make $$step FAILED after $$((SECONDS - start))s"; exit 1; }; \
+	  echo "== make $$step passed in $$((SECONDS - start))s"; \
+	done
 
 .PHONY: test-unit
 test-unit: ## Unit and golden tests (no cluster).
