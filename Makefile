@@ -80,8 +80,9 @@ bench: ## Run the render benchmarks.
 ##@ Cluster
 
 .PHONY: cluster-up
-cluster-up: ## Start the local loopback cluster (kubeconfig: .devcluster/kubeconfig).
+cluster-up: ## Start the local loopback cluster and install the CRDs (kubeconfig: .devcluster/kubeconfig).
 	DEVCLUSTER_DIR=$(DEVCLUSTER_DIR) hack/cluster.sh up
+	$(MAKE) --no-print-directory install
 
 .PHONY: cluster-down
 cluster-down: ## Stop the local cluster and every process it started.
@@ -93,7 +94,7 @@ install: ## Install the CRDs into the cluster of .devcluster/kubeconfig.
 	$(DEVCLUSTER_DIR)/bin/kubectl --kubeconfig $(DEVCLUSTER_DIR)/kubeconfig wait --for=condition=Established crd --all --timeout=60s
 
 .PHONY: run
-run: build cluster-up install ## Start the local cluster, install the CRDs and run the operator in the foreground.
+run: build cluster-up ## Start the local cluster, install the CRDs and run the operator in the foreground.
 	@echo
 	@echo "Trainyard is starting against the local cluster. In another terminal:"
 	@echo "  export KUBECONFIG=$(DEVCLUSTER_DIR)/kubeconfig PATH=$(DEVCLUSTER_DIR)/bin:\$$PATH"
