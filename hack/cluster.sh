@@ -73,6 +73,14 @@ ours() {
   [[ $cmdline == *"$CLUSTER_DIR/"* ]]
 }
 
+# exiting: the process has released its memory (empty cmdline) but has not yet exited. Only PIDs
+# we recorded are asked, within seconds of stopping them, so a reused PID is not a concern.
+exiting() {
+  local state
+  state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
+  [ -n "$state" ] && [ "$state" != Z ] && [ "$state" != X ]
+}
+
 healthy() {
   local name pid n=0
   while read -r name pid; do
@@ -238,7 +246,7 @@ cmd_down() {
     left=()
     for p in "${procs[@]}"; do
       pid=${p#* }
-      ours "$pid" && left+=("$p")
+      if ours "$pid" || exiting "$pid"; then left+=("$p"); fi
     done
     [ ${#left[@]} -eq 0 ] && break
     sleep 0.1

@@ -131,7 +131,7 @@ type renderer struct {
 	// others are observed pods that match no replica slot (a removed type, a scaled-down index).
 	others   []*observedPod
 	warnings map[Warning]bool
-	// keep is false when no pod should be created or kept running (finished, paused, blocked).
+	// create is false when no pod should be created (finished, paused, blocked).
 	create bool
 }
 
@@ -198,9 +198,11 @@ func (r *renderer) build() {
 			r.out.Decisions.StartTime = &r.now
 		}
 	}
+	// The Service and PodGroup live while the job has pods to run or pods left; a paused job has
+	// no PodGroup, and a blocked one cannot have the PodGroup whose kind is missing.
 	if r.create || r.podsRemain() {
 		r.out.Service = service(r.job)
-		if !r.job.Pause {
+		if !r.job.Pause && r.out.Decisions.Blocked == nil {
 			r.out.PodGroup = podGroup(r.job)
 		}
 	}
