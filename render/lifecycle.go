@@ -47,12 +47,19 @@ func (r *renderer) deleteStrays() {
 	for _, p := range r.others {
 		r.delete(p, DeleteScaledDown)
 	}
-	want := runModeName(r.job)
 	for _, p := range r.allObserved() {
-		if got := p.pod.Annotations[batch.AnnotationRunMode]; !p.deleting && got != "" && got != want {
+		if !p.deleting && r.otherRunMode(p) {
 			r.delete(p, DeleteRunModeChanged)
 		}
 	}
+}
+
+// otherRunMode reports whether p was created in another run mode than the job's current one. Such
+// a pod is replaced, and how it ended says nothing about the job: a debug pod's exit is not the
+// training's outcome.
+func (r *renderer) otherRunMode(p *observedPod) bool {
+	got := p.pod.Annotations[batch.AnnotationRunMode]
+	return got != "" && got != runModeName(r.job)
 }
 
 // debugPhase: in debug mode exits neither fail nor restart the job; it runs while pods run.

@@ -89,9 +89,11 @@ func (r *renderer) applyGang(t *ReplicaType, pod *corev1.Pod) {
 	pod.Spec.SchedulerName = name
 }
 
-// podGroup renders the PodGroup of the chosen gang scheduler. minMember is the pod count
-// (elastic: minReplicas); minResources sums the requests of the pods that make up that minimum,
-// a limit standing in for a missing request as the API server defaults it.
+// podGroup renders the PodGroup of the chosen gang scheduler. Every flavour gets minMember, the
+// pod count (elastic: minReplicas), and minResources, the sum of the requests of the pods that make
+// up that minimum (a limit standing in for a missing request, as the API server defaults it), GPUs
+// included. The T9k flavour adds roles, queue and priority; Volcano queue and priorityClassName;
+// coscheduling scheduleTimeoutSeconds.
 func podGroup(j *Job) *unstructured.Unstructured {
 	g := gangOf(j)
 	if g == nil {
@@ -106,7 +108,7 @@ func podGroup(j *Job) *unstructured.Unstructured {
 		minMember = int64(j.Elastic.Min)
 		gangTypes = splitElastic(j.Replicas, j.Elastic.Min)
 	}
-	spec := map[string]any{"minMember": minMember}
+	spec := map[string]any{"minMember": minMember, "minResources": minResources(gangTypes)}
 	s := j.Scheduler
 	switch g {
 	case &t9kGang:
@@ -120,7 +122,6 @@ func podGroup(j *Job) *unstructured.Unstructured {
 			spec["priority"] = int64(*s.T9kScheduler.Priority)
 		}
 	case &volcanoGang:
-		spec["minResources"] = minResources(j, gangTypes)
 		if s.Volcano.Queue != "" {
 			spec["queue"] = s.Volcano.Queue
 		}
@@ -128,7 +129,6 @@ func podGroup(j *Job) *unstructured.Unstructured {
 			spec["priorityClassName"] = s.Volcano.PriorityClassName
 		}
 	case &coschedulingGang:
-		spec["minResources"] = minResources(j, gangTypes)
 		if s.Coscheduling.ScheduleTimeoutSeconds != nil {
 			spec["scheduleTimeoutSeconds"] = int64(*s.Coscheduling.ScheduleTimeoutSeconds)
 		}
@@ -145,7 +145,7 @@ func podGroup(j *Job) *unstructured.Unstructured {
 
 // minResources sums the resource requests of every container of the given replicas. Init
 // containers count by their largest request, as the scheduler counts them.
-func minResources(j *Job, types []ReplicaType) map[string]any {
+func minResources(types []ReplicaType) map[string]any {
 	total := corev1.ResourceList{}
 	for _, t := range types {
 		pod := podRequests(&t.Template.Spec)

@@ -47,7 +47,7 @@ func restartVerdict(policy batch.RestartPolicy, p *observedPod) verdict {
 // It reports true when the job is now Succeeded or Failed.
 func (r *renderer) outcome() bool {
 	d := &r.out.Decisions
-	if leader := r.observed[r.leaderSlot()]; leader != nil && leader.succeeded && !leader.disrupted {
+	if leader := r.observed[r.leaderSlot()]; leader != nil && leader.succeeded && !leader.disrupted && !r.otherRunMode(leader) {
 		d.Phase, d.Reason = batch.JobSucceeded, batch.ReasonSucceeded
 		d.Message = fmt.Sprintf("%s succeeded", leader.pod.Name)
 		return true

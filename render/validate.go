@@ -23,7 +23,12 @@ func Validate(j *Job) error {
 	for i := range j.Replicas {
 		t := &j.Replicas[i]
 		path := replicaPath(i)
-		last := PodName(j.Name, t.Type, max(t.Replicas-1, 0))
+		// An elastic job may scale up to maxReplicas: its names must fit then too, as admission checks.
+		count := t.Replicas
+		if j.Elastic != nil {
+			count = max(count, j.Elastic.Max)
+		}
+		last := PodName(j.Name, t.Type, max(count-1, 0))
 		if msgs := validation.IsDNS1123Label(last); len(msgs) > 0 {
 			errs = append(errs, field.Invalid(name, j.Name, fmt.Sprintf("pod name %q is not a valid hostname: %s; shorten the job name or the replica type", last, msgs[0])))
 		}
