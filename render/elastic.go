@@ -17,11 +17,13 @@ func resolveElastic(e *batch.ElasticConfig) *Elastic {
 	return r
 }
 
-// splitElastic divides the expected replica count among the replica types in proportion to their
-// scalingWeight, by largest remainder with ties to spec order. Types of weight 0 keep their
-// replicas. When no type has a weight, every type but master shares equally (a job whose only
-// type is master keeps its one master: admission allows master at most one replica). The master role's
-// type always keeps at least one replica: replica 0 of the master is never scaled away.
+// splitElastic sizes the replica types for a job of expected pods in all. Types of weight 0 keep
+// their replicas; the rest of the expected count is divided among the weighted types in proportion
+// to their scalingWeight, by largest remainder with ties to spec order. So the pod count stays
+// within [minReplicas, maxReplicas], as torchrun's --nnodes=min:max says. When no type has a
+// weight, every type but master shares equally (a job whose only type is master keeps its one
+// master: admission allows master at most one replica). The master role's type always keeps at
+// least one replica: replica 0 of the master is never scaled away.
 func splitElastic(types []ReplicaType, expected int32) []ReplicaType {
 	out := make([]ReplicaType, len(types))
 	copy(out, types)
@@ -42,24 +44,32 @@ func splitElastic(types []ReplicaType, expected int32) []ReplicaType {
 	if total == 0 {
 		return out
 	}
-	type share struct {
+	// The fixed types' replicas count towards expected; the weighted types share the rest.
+	share := int64(expected)
+	for i, t := range out {
+		if weights[i] == 0 {
+			share -= int64(t.Replicas)
+		}
+	}
+	share = max(share, 0)
+	type portion struct {
 		index     int
 		remainder int64
 	}
-	var shares []share
+	var portions []portion
 	assigned := int64(0)
 	for i := range out {
 		if weights[i] == 0 {
 			continue
 		}
-		n := int64(expected) * weights[i]
+		n := share * weights[i]
 		out[i].Replicas = int32(n / total)
 		assigned += n / total
-		shares = append(shares, share{i, n % total})
+		portions = append(portions, portion{i, n % total})
 	}
-	sort.SliceStable(shares, func(a, b int) bool { return shares[a].remainder > shares[b].remainder })
-	for k := 0; assigned < int64(expected); k++ {
-		out[shares[k%len(shares)].index].Replicas++
+	sort.SliceStable(portions, func(a, b int) bool { return portions[a].remainder > portions[b].remainder })
+	for k := 0; assigned < share; k++ {
+		out[portions[k%len(portions)].index].Replicas++
 		assigned++
 	}
 	if m := masterTypeIndex(out); m >= 0 && out[m].Replicas < 1 {

@@ -31,11 +31,14 @@ func TestSplitElastic(t *testing.T) {
 		"equal remainders go to spec order": {
 			types: []spec{{"a", 1, 1}, {"b", 1, 1}}, expected: 3, want: map[string]int32{"a": 2, "b": 1},
 		},
-		"a type of weight 0 keeps its replicas": {
-			types: []spec{{"master", 1, 0}, {"worker", 2, 1}}, expected: 6, want: map[string]int32{"master": 1, "worker": 6},
+		"a type of weight 0 keeps its replicas, which count towards expected": {
+			types: []spec{{"master", 1, 0}, {"worker", 2, 1}}, expected: 6, want: map[string]int32{"master": 1, "worker": 5},
 		},
-		"without weights every type but master shares": {
-			types: []spec{{"master", 1, 0}, {"worker", 2, 0}, {"helper", 1, 0}}, expected: 5, want: map[string]int32{"master": 1, "worker": 3, "helper": 2},
+		"without weights every type but master shares what master leaves": {
+			types: []spec{{"master", 1, 0}, {"worker", 2, 0}, {"helper", 1, 0}}, expected: 6, want: map[string]int32{"master": 1, "worker": 3, "helper": 2},
+		},
+		"fixed types larger than expected leave the weighted ones empty": {
+			types: []spec{{"master", 1, 0}, {"ps", 3, 0}, {"worker", 2, 1}}, expected: 2, want: map[string]int32{"master": 1, "ps": 3, "worker": 0},
 		},
 		"the master type is never scaled to zero": {
 			types: []spec{{"worker", 4, 1}, {"other", 1, 5}}, expected: 1, want: map[string]int32{"worker": 1, "other": 1},

@@ -26,7 +26,8 @@ const (
 // on any end (the job's own success is decided before this). ExitCode: restarts on a retryable
 // exit code or a disruption; any other non-zero code is permanent.
 func restartVerdict(policy batch.RestartPolicy, p *observedPod) verdict {
-	if p.succeeded && !p.disrupted {
+	// Note: a pod that exited 0 finished its work, even if a disruption was under way.
+	if p.succeeded {
 		if policy == batch.RestartPolicyAlways {
 			return restart
 		}
@@ -47,7 +48,7 @@ func restartVerdict(policy batch.RestartPolicy, p *observedPod) verdict {
 // It reports true when the job is now Succeeded or Failed.
 func (r *renderer) outcome() bool {
 	d := &r.out.Decisions
-	if leader := r.observed[r.leaderSlot()]; leader != nil && leader.succeeded && !leader.disrupted && !r.otherRunMode(leader) {
+	if leader := r.observed[r.leaderSlot()]; leader != nil && leader.succeeded && !r.otherRunMode(leader) {
 		d.Phase, d.Reason = batch.JobSucceeded, batch.ReasonSucceeded
 		d.Message = fmt.Sprintf("%s succeeded", leader.pod.Name)
 		return true

@@ -32,42 +32,40 @@ func service(j *Job) *corev1.Service {
 	}
 }
 
-// servicePorts are the training containers' ports, each once; if they declare none, the
-// framework's default port.
+// servicePorts are the ports the pods serve: each training container's declared ports, and the
+// port the environment contract points at for each replica type (the container port named pytorch
+// or tensorflow, else the framework's default), each port once.
 func servicePorts(j *Job) []corev1.ServicePort {
 	var ports []corev1.ServicePort
 	seen := map[string]bool{}
 	names := map[string]bool{}
+	add := func(name string, proto corev1.Protocol, port int32) {
+		if proto == "" {
+			proto = corev1.ProtocolTCP
+		}
+		key := string(proto) + "/" + strconv.Itoa(int(port))
+		if seen[key] {
+			return
+		}
+		if name == "" || names[name] {
+			name = strings.ToLower(string(proto)) + "-" + strconv.Itoa(int(port))
+		}
+		seen[key], names[name] = true, true
+		ports = append(ports, corev1.ServicePort{Name: name, Protocol: proto, Port: port, TargetPort: intstr.FromInt32(port)})
+	}
+	name, def := PyTorchContainerName, DefaultPyTorchPort
+	if j.Framework == TensorFlow {
+		name, def = TFContainerName, DefaultTFPort
+	}
 	for ti := range j.Replicas {
 		c := j.templateContainer(&j.Replicas[ti])
 		if c == nil {
 			continue
 		}
 		for _, p := range c.Ports {
-			proto := p.Protocol
-			if proto == "" {
-				proto = corev1.ProtocolTCP
-			}
-			key := string(proto) + "/" + strconv.Itoa(int(p.ContainerPort))
-			if seen[key] {
-				continue
-			}
-			name := p.Name
-			if name == "" || names[name] {
-				name = strings.ToLower(string(proto)) + "-" + strconv.Itoa(int(p.ContainerPort))
-			}
-			seen[key], names[name] = true, true
-			ports = append(ports, corev1.ServicePort{
-				Name: name, Protocol: proto, Port: p.ContainerPort, TargetPort: intstr.FromInt32(p.ContainerPort),
-			})
+			add(p.Name, p.Protocol, p.ContainerPort)
 		}
-	}
-	if len(ports) == 0 {
-		name, port := PyTorchContainerName, DefaultPyTorchPort
-		if j.Framework == TensorFlow {
-			name, port = TFContainerName, DefaultTFPort
-		}
-		ports = []corev1.ServicePort{{Name: name, Protocol: corev1.ProtocolTCP, Port: port, TargetPort: intstr.FromInt32(port)}}
+		add(name, corev1.ProtocolTCP, containerPort(c, name, def))
 	}
 	return ports
 }
