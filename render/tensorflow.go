@@ -15,18 +15,8 @@ const EnvTFConfig = "TF_CONFIG"
 // with every replica type listed; each type's port is its training container's port named
 // tensorflow, else 2222.
 type tfEnv struct {
-	cluster json.RawMessage
-}
-
-type tfConfig struct {
-	Cluster     json.RawMessage `json:"cluster"`
-	Task        tfTask          `json:"task"`
-	Environment string          `json:"environment"`
-}
-
-type tfTask struct {
-	Type  string `json:"type"`
-	Index int32  `json:"index"`
+	// prefix is `{"cluster":{...},"task":{"type":"`, the same for every pod.
+	prefix string
 }
 
 func newTFEnv(j *Job) *tfEnv {
@@ -41,12 +31,15 @@ func newTFEnv(j *Job) *tfEnv {
 		cluster[t.Type] = addrs
 	}
 	raw, _ := json.Marshal(cluster) // maps of strings always marshal; keys come out sorted
-	return &tfEnv{cluster: raw}
+	return &tfEnv{prefix: `{"cluster":` + string(raw) + `,"task":{"type":`}
 }
 
 func (e *tfEnv) names() []string { return []string{EnvTFConfig} }
 
+// vars completes the shared prefix with the pod's task. Note: built by concatenation rather than
+// json.Marshal, which would re-validate the whole cluster for every pod (quadratic in job size).
 func (e *tfEnv) vars(t *ReplicaType, index int32) []corev1.EnvVar {
-	cfg, _ := json.Marshal(tfConfig{Cluster: e.cluster, Task: tfTask{Type: t.Type, Index: index}, Environment: "cloud"})
-	return []corev1.EnvVar{{Name: EnvTFConfig, Value: string(cfg)}}
+	typ, _ := json.Marshal(t.Type)
+	cfg := e.prefix + string(typ) + `,"index":` + strconv.Itoa(int(index)) + `},"environment":"cloud"}`
+	return []corev1.EnvVar{{Name: EnvTFConfig, Value: cfg}}
 }
