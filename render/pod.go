@@ -27,7 +27,7 @@ type envContract interface {
 // desiredPods renders one pod per replica slot, leaving out the slots whose pod is being deleted
 // in this round (it is created again once gone).
 func (r *renderer) desiredPods() []*corev1.Pod {
-	env := r.envContract()
+	env := r.env
 	pods := make([]*corev1.Pod, 0, r.desiredCount())
 	for ti := range r.job.Replicas {
 		t := &r.job.Replicas[ti]

@@ -38,11 +38,6 @@ func init() {
 	}
 }
 
-// PodGroupCRDs are the CustomResourceDefinitions whose presence render needs to know.
-func PodGroupCRDs() []string {
-	return []string{t9kGang.crd, volcanoGang.crd, coschedulingGang.crd}
-}
-
 // gangOf is the gang scheduler the job chose, or nil.
 func gangOf(j *Job) *gang {
 	s := j.Scheduler

@@ -31,13 +31,6 @@ type pytorchEnv struct {
 	firstRank map[string]int32
 }
 
-func (r *renderer) envContract() envContract {
-	if r.job.Framework == TensorFlow {
-		return newTFEnv(r.job)
-	}
-	return newPyTorchEnv(r.job)
-}
-
 func newPyTorchEnv(j *Job) *pytorchEnv {
 	m := masterTypeIndex(j.Replicas)
 	master := &j.Replicas[m]
@@ -146,7 +139,7 @@ func (r *renderer) torchrunCommand(t *ReplicaType, c *corev1.Container) {
 	if backend == "" {
 		backend = DefaultRdzvBackend
 	}
-	env := newPyTorchEnv(r.job)
+	env := r.env.(*pytorchEnv)
 	args := []string{
 		"--nnodes=" + nnodes,
 		"--nproc-per-node=" + nproc,

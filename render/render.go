@@ -107,7 +107,6 @@ const (
 	WarnRestartPolicy       = "RestartPolicyReplaced"
 	WarnSchedulerName       = "SchedulerNameReplaced"
 	WarnTorchrunCommand     = "TorchrunCommandReplaced"
-	WarnUnknownReplicaIndex = "UnexpectedPod"
 )
 
 // Render computes the desired state of in.Job from the observations in in.
@@ -131,6 +130,8 @@ type renderer struct {
 	// others are observed pods that match no replica slot (a removed type, a scaled-down index).
 	others   []*observedPod
 	warnings map[Warning]bool
+	// env is the environment contract of the job's framework, built once per render.
+	env envContract
 	// create is false when no pod should be created (finished, paused, blocked).
 	create bool
 }
@@ -144,6 +145,11 @@ func newRenderer(in Input) *renderer {
 		warnings: map[Warning]bool{},
 	}
 	r.observed, r.others = observePods(r.job, in.Pods)
+	if r.job.Framework == TensorFlow {
+		r.env = newTFEnv(r.job)
+	} else {
+		r.env = newPyTorchEnv(r.job)
+	}
 	r.out.Decisions.BackoffCount = r.job.Status.BackoffCount
 	r.out.Decisions.StartTime = r.job.Status.StartTime
 	r.out.Decisions.CompletionTime = r.job.Status.CompletionTime
