@@ -103,10 +103,10 @@ type Warning struct {
 
 // Warning reasons.
 const (
-	WarnEnvOverridden       = "EnvOverridden"
-	WarnRestartPolicy       = "RestartPolicyReplaced"
-	WarnSchedulerName       = "SchedulerNameReplaced"
-	WarnTorchrunCommand     = "TorchrunCommandReplaced"
+	WarnEnvOverridden   = "EnvOverridden"
+	WarnRestartPolicy   = "RestartPolicyReplaced"
+	WarnSchedulerName   = "SchedulerNameReplaced"
+	WarnTorchrunCommand = "TorchrunCommandReplaced"
 )
 
 // Render computes the desired state of in.Job from the observations in in.
