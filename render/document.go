@@ -20,6 +20,14 @@ import (
 // ReadJob decodes one job manifest of a kind Trainyard serves. Unknown fields are errors, so a
 // misspelt field is caught by the dry run rather than silently dropped.
 func ReadJob(data []byte) (Job, error) {
+	docs, err := splitDocuments(data)
+	if err != nil {
+		return Job{}, err
+	}
+	if len(docs) != 1 {
+		return Job{}, fmt.Errorf("want exactly one job manifest, found %d YAML documents", len(docs))
+	}
+	data = docs[0]
 	var head struct {
 		APIVersion string `json:"apiVersion"`
 		Kind       string `json:"kind"`

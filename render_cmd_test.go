@@ -1,0 +1,78 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRenderCommand: `trainyard render` prints what render decides, and refuses input it cannot
+// render with an error that names the field.
+func TestRenderCommand(t *testing.T) {
+	kubeflowJob := filepath.Join(t.TempDir(), "pytorchjob.yaml")
+	if err := os.WriteFile(kubeflowJob, []byte("apiVersion: batch.tensorstack.dev/v1beta1\nkind: PyTorchJob\nmetadata: {name: kf}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct {
+		args        []string
+		wantOut     []string
+		wantErrText string
+	}{
+		"an example renders its pods, Service and decisions": {
+			args: []string{"-f", "examples/tensorflow-ps.yaml", "--now", "2026-01-01T00:00:00Z"},
+			wantOut: []string{
+				"kind: Service", "name: tensorflow-ps-chief-0", "name: tensorflow-ps-worker-2", "TF_CONFIG",
+				"uid: " + placeholderUID, "# decisions:", `#   startTime: "2026-01-01T00:00:00Z"`,
+			},
+		},
+		"the observed pods shape the decisions": {
+			args:    []string{"-f", "render/testdata/exitcode-worker-exit-137-is-restarted/job.yaml", "--observed", "render/testdata/exitcode-worker-exit-137-is-restarted/observed.yaml"},
+			wantOut: []string{"#     reason: Restart", "#   - exitCode: 137", "#   backoffCount: 1"},
+		},
+		"a name too long for the pod hostnames is refused naming metadata.name": {
+			args:        []string{"-f", "render/testdata/rejects-name-too-long-for-pod-hostname/job.yaml"},
+			wantErrText: "metadata.name: Invalid value",
+		},
+		"an unknown kind is refused naming kind": {
+			args:        []string{"-f", kubeflowJob},
+			wantErrText: `kind: unsupported value "PyTorchJob"`,
+		},
+		"several documents are refused": {
+			args:        []string{"-f", "kustomize/manager/manager.yaml"},
+			wantErrText: "want exactly one job manifest, found 2 YAML documents",
+		},
+		"a bad --now is refused naming the flag": {
+			args:        []string{"-f", "examples/tensorflow-ps.yaml", "--now", "yesterday"},
+			wantErrText: "--now",
+		},
+		"-f is required": {
+			args:        nil,
+			wantErrText: "-f is required",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := runRender(tc.args, &stdout, &stderr)
+			if tc.wantErrText != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErrText) {
+					t.Fatalf("runRender error = %v, want one containing %q", err, tc.wantErrText)
+				}
+				if stdout.Len() != 0 {
+					t.Errorf("a refused render printed objects:\n%s", stdout.String())
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("runRender: %v", err)
+			}
+			for _, want := range tc.wantOut {
+				if !strings.Contains(stdout.String(), want) {
+					t.Errorf("the output lacks %q", want)
+				}
+			}
+		})
+	}
+}
