@@ -73,12 +73,12 @@ ours() {
   [[ $cmdline == *"$CLUSTER_DIR/"* ]]
 }
 
-# exiting: the process has released its memory (empty cmdline) but has not yet exited. Only PIDs
-# we recorded are asked, within seconds of stopping them, so a reused PID is not a concern.
+# exiting: the process has released its memory (empty cmdline) but is not gone yet: still exiting,
+# or a zombie its parent (init) has not reaped. `down` waits for both, so that nothing of the
+# cluster shows in ps once it returns. Only PIDs we recorded are asked, within seconds of stopping
+# them, so a reused PID is not a concern.
 exiting() {
-  local state
-  state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
-  [ -n "$state" ] && [ "$state" != Z ] && [ "$state" != X ]
+  [ -e "/proc/$1/stat" ]
 }
 
 healthy() {
@@ -253,6 +253,7 @@ cmd_down() {
   done
   for p in "${left[@]}"; do
     name=${p% *} pid=${p#* }
+    ours "$pid" || continue # gone, or a zombie: nothing to kill
     log "$name (pid $pid) survived kwokctl delete: killing it"
     kill "$pid" 2>/dev/null || true
     for ((i = 0; i < 50; i++)); do ours "$pid" || break; sleep 0.1; done
