@@ -104,18 +104,10 @@ func BenchmarkRender(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if got, want := len(out.Pods), replicaCount(&tc.job); got != want {
+				if got, want := len(out.Pods), int(tc.job.PodCount()); got != want {
 					b.Fatalf("rendered %d pods, want %d", got, want)
 				}
 			}
 		})
 	}
-}
-
-func replicaCount(j *Job) int {
-	n := 0
-	for _, t := range j.Replicas {
-		n += int(t.Replicas)
-	}
-	return n
 }

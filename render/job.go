@@ -87,6 +87,15 @@ type Elastic struct {
 	Min, Max, Expected int32
 }
 
+// PodCount is the number of pods the job wants now: the sum of its replica types' counts.
+func (j *Job) PodCount() int32 {
+	var n int32
+	for _, t := range j.Replicas {
+		n += t.Replicas
+	}
+	return n
+}
+
 // Resumed reports whether the job has been paused before: its pods then start with the
 // resumeSpecs. The Paused condition stays in the status (False) after a resume.
 func (j *Job) Resumed() bool {

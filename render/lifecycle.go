@@ -75,7 +75,7 @@ func (r *renderer) debugPhase() {
 // pause until every replica runs, Running once a replica runs, else Pending.
 func (r *renderer) runningPhase() {
 	d := &r.out.Decisions
-	running, want := r.countRunning(), r.desiredCount()
+	running, want := r.countRunning(), r.job.PodCount()
 	resuming := r.job.Status.Phase == batch.JobPaused || r.job.Status.Phase == batch.JobResuming
 	switch {
 	case resuming && running < want:
@@ -100,14 +100,6 @@ func (r *renderer) countRunning() int32 {
 	return n
 }
 
-func (r *renderer) desiredCount() int32 {
-	var n int32
-	for _, t := range r.job.Replicas {
-		n += t.Replicas
-	}
-	return n
-}
-
 // deadlinePassed reports whether activeDeadlineSeconds, counted from startTime, is over.
 func (r *renderer) deadlinePassed() bool {
 	end := r.deadlineAt()
@@ -115,10 +107,18 @@ func (r *renderer) deadlinePassed() bool {
 }
 
 func (r *renderer) deadlineAt() *time.Time {
-	if r.job.ActiveDeadlineSeconds == nil || r.job.Status.StartTime == nil || r.job.Status.Phase == batch.JobPaused {
+	if r.job.Status.Phase == batch.JobPaused {
 		return nil
 	}
-	end := r.job.Status.StartTime.Add(time.Duration(*r.job.ActiveDeadlineSeconds) * time.Second)
+	return r.job.deadlineFrom(r.job.Status.StartTime)
+}
+
+// deadlineFrom is when activeDeadlineSeconds runs out for a job started at start, or nil.
+func (j *Job) deadlineFrom(start *metav1.Time) *time.Time {
+	if j.ActiveDeadlineSeconds == nil || start == nil {
+		return nil
+	}
+	end := start.Add(time.Duration(*j.ActiveDeadlineSeconds) * time.Second)
 	return &end
 }
 
@@ -127,12 +127,11 @@ func (r *renderer) deadline() {
 	if !r.create || r.job.Debug {
 		return
 	}
-	start := r.out.Decisions.StartTime
-	if r.job.ActiveDeadlineSeconds == nil || start == nil {
+	end := r.job.deadlineFrom(r.out.Decisions.StartTime)
+	if end == nil {
 		return
 	}
-	left := start.Add(time.Duration(*r.job.ActiveDeadlineSeconds) * time.Second).Sub(r.now.Time)
-	if left > 0 {
+	if left := end.Sub(r.now.Time); left > 0 {
 		r.out.Decisions.RequeueAfter = &metav1.Duration{Duration: left}
 	}
 }

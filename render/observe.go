@@ -47,7 +47,6 @@ const (
 	podReasonNodeLost   = "NodeLost"
 	reasonTaintManager  = "DeletionByTaintManager"
 	reasonPodGCNodeGone = "DeletionByPodGC"
-	conditionDisruption = corev1.DisruptionTarget
 )
 
 // observePods sorts the job's pods into replica slots, and keeps the rest apart.
@@ -80,7 +79,7 @@ func classify(j *Job, p *corev1.Pod) *observedPod {
 		o.exitCode = &code
 	}
 	for _, c := range p.Status.Conditions {
-		if c.Type == conditionDisruption && c.Status == corev1.ConditionTrue {
+		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
 			o.disrupted = true
 			o.nodeLost = c.Reason == reasonTaintManager || c.Reason == reasonPodGCNodeGone
 		}

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,10 +26,10 @@ type envContract interface {
 }
 
 // desiredPods renders one pod per replica slot, leaving out the slots whose pod is being deleted
-// in this round (it is created again once gone).
+// in this round (it is created again once gone), and lists in Decisions.Create those not observed.
 func (r *renderer) desiredPods() []*corev1.Pod {
 	env := r.env
-	pods := make([]*corev1.Pod, 0, r.desiredCount())
+	pods := make([]*corev1.Pod, 0, r.job.PodCount())
 	for ti := range r.job.Replicas {
 		t := &r.job.Replicas[ti]
 		proto, c := r.prototype(t)
@@ -37,11 +38,15 @@ func (r *renderer) desiredPods() []*corev1.Pod {
 			userEnv = r.userEnv(t, proto.Spec.Containers[c].Env, env.names())
 		}
 		for i := int32(0); i < t.Replicas; i++ {
-			if p := r.observed[slot{t.Type, i}]; p != nil && p.deleting {
+			observed := r.observed[slot{t.Type, i}]
+			if observed != nil && observed.deleting {
 				continue
 			}
 			pod := proto.DeepCopy()
 			pod.Name = PodName(r.job.Name, t.Type, i)
+			if observed == nil {
+				r.out.Decisions.Create = append(r.out.Decisions.Create, pod.Name)
+			}
 			pod.Spec.Hostname = pod.Name
 			pod.Labels[batch.LabelReplicaIndex] = strconv.FormatInt(int64(i), 10)
 			if c >= 0 {
@@ -102,7 +107,7 @@ func (r *renderer) prototype(t *ReplicaType) (*corev1.Pod, int) {
 func (r *renderer) userEnv(t *ReplicaType, env []corev1.EnvVar, injected []string) []corev1.EnvVar {
 	out := make([]corev1.EnvVar, 0, len(env))
 	for _, e := range env {
-		if contains(injected, e.Name) {
+		if slices.Contains(injected, e.Name) {
 			r.warn(WarnEnvOverridden, fmt.Sprintf("replica type %s: environment variable %s is set by Trainyard; the template's value is replaced", t.Type, e.Name))
 			continue
 		}
@@ -179,13 +184,4 @@ func (j *Job) templateContainer(t *ReplicaType) *corev1.Container {
 		return &t.Template.Spec.Containers[i]
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

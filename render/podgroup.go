@@ -95,10 +95,7 @@ func podGroup(j *Job) *unstructured.Unstructured {
 		return nil
 	}
 	gangTypes := j.Replicas
-	var minMember int64
-	for _, t := range j.Replicas {
-		minMember += int64(t.Replicas)
-	}
+	minMember := int64(j.PodCount())
 	if j.Elastic != nil {
 		minMember = int64(j.Elastic.Min)
 		gangTypes = splitElastic(j.Replicas, j.Elastic.Min)

@@ -127,7 +127,7 @@ func (r *renderer) torchrunCommand(t *ReplicaType, c *corev1.Container) {
 		}
 		r.warn(WarnTorchrunCommand, fmt.Sprintf("replica type %s: torchrun replaces the container's command; %q is passed to torchrun as the script (put the script and its arguments in args)", t.Type, strings.Join(script, " ")))
 	}
-	nnodes := strconv.Itoa(int(r.desiredCount()))
+	nnodes := strconv.Itoa(int(r.job.PodCount()))
 	if e := r.job.Elastic; e != nil {
 		nnodes = fmt.Sprintf("%d:%d", e.Min, e.Max)
 	}

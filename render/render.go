@@ -195,11 +195,6 @@ func (r *renderer) build() {
 	}
 	if r.create {
 		r.out.Pods = r.desiredPods()
-		for _, p := range r.out.Pods {
-			if r.observed[slotOf(p)] == nil {
-				r.out.Decisions.Create = append(r.out.Decisions.Create, p.Name)
-			}
-		}
 		if len(r.out.Decisions.Create) > 0 && (r.out.Decisions.StartTime == nil || r.job.Status.Phase == batch.JobPaused) {
 			r.out.Decisions.StartTime = &r.now
 		}

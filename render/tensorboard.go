@@ -63,11 +63,11 @@ func tensorBoard(j *Job) *TensorBoard {
 	if len(dirs) == 1 {
 		args = append(args, "--logdir="+TensorBoardLogRoot+"/"+dirs[0])
 	} else {
-		spec := make([]string, len(dirs))
+		named := make([]string, len(dirs))
 		for i, d := range dirs {
-			spec[i] = d + ":" + TensorBoardLogRoot + "/" + d
+			named[i] = d + ":" + TensorBoardLogRoot + "/" + d
 		}
-		args = append(args, "--logdir_spec="+strings.Join(spec, ","))
+		args = append(args, "--logdir_spec="+strings.Join(named, ","))
 	}
 
 	meta := metav1.ObjectMeta{
