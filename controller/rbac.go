@@ -4,6 +4,7 @@ package controller
 //
 // +kubebuilder:rbac:groups=batch.tensorstack.dev,resources=pytorchtrainingjobs;tensorflowtrainingjobs,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=batch.tensorstack.dev,resources=pytorchtrainingjobs/status;tensorflowtrainingjobs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=batch.tensorstack.dev,resources=pytorchtrainingjobs/finalizers;tensorflowtrainingjobs/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods;services,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

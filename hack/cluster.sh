@@ -17,7 +17,8 @@
 #
 # Files: $DEVCLUSTER_DIR/kubeconfig (context kwok-$CLUSTER), $DEVCLUSTER_DIR/bin/kubectl (the
 # pinned kubectl), $DEVCLUSTER_DIR/kwok/clusters/$CLUSTER/{logs,pids,...} (kwokctl's own files),
-# $DEVCLUSTER_DIR/cache (kubectl's cache: set KUBECACHEDIR to it too, or kubectl uses ~/.kube).
+# $DEVCLUSTER_DIR/cache (kubectl's cache: set KUBECACHEDIR to it too, or kubectl uses ~/.kube),
+# $DEVCLUSTER_DIR/kwok/clusters/$CLUSTER/logs/audit.log (every write request: hack/kwok/audit-policy.yaml).
 #
 # Nodes are named kwok-node-<i>, have InternalIP 127.1.x.y and a pod CIDR 127.(2+).x.0/24, and
 # advertise cpu 32, memory 256Gi, pods 110, nvidia.com/gpu 8. KWOK manages the nodes labelled
@@ -128,6 +129,9 @@ options:
   kubectlBinary: $KUBE_BIN/kubectl
   etcdBinary: $ETCD_BIN/etcd
   kwokControllerBinary: $KWOK_BIN/kwok
+  # Every write request is logged (hack/kwok/audit-policy.yaml) to $CLUSTER_DIR/logs/audit.log,
+  # where tests count the operator's writes.
+  kubeAuditPolicy: $repo/hack/kwok/audit-policy.yaml
   # Node liveness on a short leash: a node whose lease stops being renewed is NotReady after
   # about 10 s, and its pods are evicted 5 s later.
   heartbeatFactor: 1

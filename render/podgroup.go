@@ -201,3 +201,19 @@ func addTo(sum corev1.ResourceList, add corev1.ResourceList) {
 		sum[n] = cur
 	}
 }
+
+// PodGroupKind is the kind of PodGroup the job's gang scheduler reads and the name of its CRD;
+// ok is false when the job chose no gang scheduler.
+func PodGroupKind(j *Job) (gvk schema.GroupVersionKind, crd string, ok bool) {
+	g := gangOf(j)
+	if g == nil {
+		return schema.GroupVersionKind{}, "", false
+	}
+	return g.gv.WithKind("PodGroup"), g.crd, true
+}
+
+// PodGroupCRDs are the CRDs of every PodGroup kind render can create: the ones whose presence
+// Input.InstalledCRDs reports.
+func PodGroupCRDs() []string {
+	return []string{t9kGang.crd, volcanoGang.crd, coschedulingGang.crd}
+}

@@ -1,0 +1,69 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// CreateResult is what became of one object CreateAll was given.
+type CreateResult struct {
+	Object client.Object
+	// Created is true when this call created the object; false with a nil Err means it existed.
+	Created bool
+	Err     error
+}
+
+// CreateAll creates objs with POST, once each, in slow-start batches: 1 object, then 2, 4, ...
+// up to maxParallel at a time, as kube-controller-manager's Job controller does, so a job whose
+// creates all fail (a quota, a bad template) costs a handful of requests rather than thousands.
+// It stops after the first batch with an error that is not AlreadyExists; objects of later
+// batches are not attempted and not reported. An object that already exists counts as done,
+// so calling CreateAll again after a failure part-way never duplicates anything.
+//
+// before is called for each object just before its request goes out (to record the
+// expectation of its creation); done is called for each attempted object with its result.
+func (a *Applier) CreateAll(ctx context.Context, objs []client.Object, maxParallel int, before func(client.Object), done func(CreateResult)) (created int, err error) {
+	if maxParallel < 1 {
+		maxParallel = 1
+	}
+	var mu sync.Mutex
+	var errs []error
+	for start, size := 0, 1; start < len(objs); start, size = start+size, min(2*size, maxParallel) {
+		batch := objs[start:min(start+size, len(objs))]
+		var wg sync.WaitGroup
+		for _, obj := range batch {
+			before(obj)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res := CreateResult{Object: obj}
+				switch err := a.client.Create(ctx, obj, client.FieldOwner(a.fieldManager)); {
+				case err == nil:
+					res.Created = true
+				case apierrors.IsAlreadyExists(err):
+				default:
+					res.Err = fmt.Errorf("creating %T %s/%s: %w", obj, obj.GetNamespace(), obj.GetName(), err)
+				}
+				mu.Lock()
+				if res.Created {
+					created++
+				}
+				if res.Err != nil {
+					errs = append(errs, res.Err)
+				}
+				mu.Unlock()
+				done(res)
+			}()
+		}
+		wg.Wait()
+		if len(errs) > 0 {
+			return created, errors.Join(errs...)
+		}
+	}
+	return created, nil
+}

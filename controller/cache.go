@@ -1,0 +1,87 @@
+package controller
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+)
+
+// cacheOptions limit the operator's watches to the objects it owns (those carrying the
+// owner-kind label) and keep of each only what render and status read, so memory grows with
+// the jobs' pods, not with everything in the cluster.
+func cacheOptions() cache.Options {
+	owned, err := labels.NewRequirement(batch.LabelOwnerKind, selection.Exists, nil)
+	if err != nil {
+		panic(err)
+	}
+	selector := labels.NewSelector().Add(*owned)
+	return cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Pod{}:        {Label: selector, Transform: trimPodTransform},
+			&corev1.Service{}:    {Label: selector},
+			&appsv1.Deployment{}: {Label: selector, Transform: trimDeploymentTransform},
+		},
+	}
+}
+
+func trimPodTransform(obj any) (any, error) {
+	if p, ok := obj.(*corev1.Pod); ok {
+		trimPod(p)
+	}
+	return obj, nil
+}
+
+// trimPod keeps what render and status read of a pod: its identity, labels, owners, the run-mode
+// annotation, deletion, its containers' names, its phase and reason, the DisruptionTarget
+// condition and how each container is doing. Note: the cached pods are therefore partial; nothing
+// may read a pod's spec from the cache for anything else.
+func trimPod(p *corev1.Pod) {
+	p.ManagedFields = nil
+	if v, ok := p.Annotations[batch.AnnotationRunMode]; ok {
+		p.Annotations = map[string]string{batch.AnnotationRunMode: v}
+	} else {
+		p.Annotations = nil
+	}
+	containers := make([]corev1.Container, len(p.Spec.Containers))
+	for i, c := range p.Spec.Containers {
+		containers[i] = corev1.Container{Name: c.Name}
+	}
+	p.Spec = corev1.PodSpec{Containers: containers}
+	var conds []corev1.PodCondition
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget {
+			conds = append(conds, corev1.PodCondition{Type: c.Type, Status: c.Status, Reason: c.Reason})
+		}
+	}
+	statuses := make([]corev1.ContainerStatus, len(p.Status.ContainerStatuses))
+	for i, c := range p.Status.ContainerStatuses {
+		s := corev1.ContainerStatus{Name: c.Name}
+		switch {
+		case c.State.Terminated != nil:
+			s.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: c.State.Terminated.ExitCode, Reason: c.State.Terminated.Reason}
+		case c.State.Running != nil:
+			s.State.Running = &corev1.ContainerStateRunning{}
+		case c.State.Waiting != nil:
+			s.State.Waiting = &corev1.ContainerStateWaiting{Reason: c.State.Waiting.Reason}
+		}
+		statuses[i] = s
+	}
+	p.Status = corev1.PodStatus{Phase: p.Status.Phase, Reason: p.Status.Reason, Conditions: conds, ContainerStatuses: statuses}
+}
+
+// trimDeploymentTransform keeps a Deployment's metadata and conditions: the TensorBoard's
+// readiness is all status reads, and apply compares the intent annotation.
+func trimDeploymentTransform(obj any) (any, error) {
+	if d, ok := obj.(*appsv1.Deployment); ok {
+		d.ManagedFields = nil
+		d.Spec = appsv1.DeploymentSpec{}
+		d.Status = appsv1.DeploymentStatus{Conditions: d.Status.Conditions}
+	}
+	return obj, nil
+}

@@ -1,0 +1,90 @@
+package controller
+
+import (
+	"context"
+	"slices"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/trainyard/trainyard/render"
+)
+
+// crdTracker knows which PodGroup CRDs are installed, from a metadata-only watch of
+// CustomResourceDefinitions, and wakes the jobs of a kind when one appears or goes.
+type crdTracker struct {
+	mu  sync.RWMutex
+	set map[string]bool
+}
+
+func newCRDTracker() *crdTracker { return &crdTracker{set: map[string]bool{}} }
+
+// installed is the set of installed PodGroup CRDs, for render.Input.InstalledCRDs.
+func (t *crdTracker) installed() map[string]bool {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.set
+}
+
+func (t *crdTracker) update(name string, present bool) bool {
+	if !slices.Contains(render.PodGroupCRDs(), name) {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.set[name] == present {
+		return false
+	}
+	set := make(map[string]bool, len(t.set)+1) // copy on write: readers hold the old map
+	for k, v := range t.set {
+		set[k] = v
+	}
+	if present {
+		set[name] = true
+	} else {
+		delete(set, name)
+	}
+	t.set = set
+	return true
+}
+
+// handler keeps the set current and requeues every job listed by jobs when it changes.
+func (t *crdTracker) handler(jobs func(context.Context) []reconcile.Request) handler.EventHandler {
+	wake := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		for _, r := range jobs(ctx) {
+			q.Add(r)
+		}
+	}
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if t.update(e.Object.GetName(), true) {
+				wake(ctx, q)
+			}
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if t.update(e.Object.GetName(), false) {
+				wake(ctx, q)
+			}
+		},
+	}
+}
+
+// jobRequests lists every job of a kind from the cache, as requests.
+func jobRequests(c client.Client, kind jobKind) func(context.Context) []reconcile.Request {
+	return func(ctx context.Context) []reconcile.Request {
+		list := kind.newList()
+		if err := c.List(ctx, list); err != nil {
+			return nil
+		}
+		var reqs []reconcile.Request
+		for _, j := range kind.items(list) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: j.GetNamespace(), Name: j.GetName()}})
+		}
+		return reqs
+	}
+}

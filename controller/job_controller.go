@@ -1,0 +1,422 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	"github.com/trainyard/trainyard/apply"
+	"github.com/trainyard/trainyard/render"
+	"github.com/trainyard/trainyard/status"
+)
+
+// Field managers: one for the objects a job owns, one for the jobs' status.
+const (
+	FieldManager       = "trainyard"
+	StatusFieldManager = "trainyard-status"
+)
+
+// jobReconciler runs one job kind: it reads the job and what it owns, asks render what should
+// exist, has apply make it so, and writes the status that status derives. It decides nothing.
+type jobReconciler struct {
+	client   client.Client
+	kind     jobKind
+	applier  *apply.Applier
+	exp      *apply.Expectations
+	recorder events.EventRecorder
+	metrics  *metrics
+	crds     *crdTracker
+	// createParallelism bounds the pod creations (and deletions) in flight for one job.
+	createParallelism int
+	// statusInterval is the least time between two status writes of a job that change only
+	// counts; phase, conditions and counters are written at once.
+	statusInterval time.Duration
+	now            func() time.Time
+
+	mu sync.Mutex
+	// written is the status last written per job and when; it stands in for the cache's copy
+	// until the cache shows that write (only the operator writes the status).
+	written map[types.UID]writtenStatus
+	// warned is the generation whose warnings were recorded, per job.
+	warned map[types.UID]int64
+	// allCreated holds the jobs whose creation-to-all-pods time has been observed.
+	allCreated map[types.UID]bool
+	// podGroupsGone holds the jobs whose PodGroup has been deleted since render stopped wanting it.
+	podGroupsGone map[types.UID]bool
+	// uids maps each job seen to its UID, to forget it once it is gone.
+	uids map[types.NamespacedName]types.UID
+}
+
+type writtenStatus struct {
+	status batch.TrainingJobStatus
+	at     time.Time
+}
+
+// Reconcile brings one job's objects and status in line with render's answer.
+func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	logger := log.FromContext(ctx)
+	job := r.kind.newJob()
+	if err := r.client.Get(ctx, req.NamespacedName, job); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forget(req.NamespacedName)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	if job.GetDeletionTimestamp() != nil {
+		return ctrl.Result{}, nil // the garbage collector removes what it owns
+	}
+	job.GetObjectKind().SetGroupVersionKind(r.kind.gvk)
+	uid := job.GetUID()
+	r.mu.Lock()
+	r.uids[req.NamespacedName] = uid
+	r.mu.Unlock()
+	now := r.now()
+	current := r.currentStatus(uid, r.kind.status(job))
+	model := r.kind.model(job)
+	model.Status = current
+
+	pods, err := r.ownedPods(ctx, job)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	pods = apply.Observe(r.exp, string(uid), pods, now)
+	out, renderErr := render.Render(render.Input{Job: model, Pods: pods, InstalledCRDs: r.crds.installed(), Now: now})
+
+	var act actions
+	if renderErr == nil {
+		act = r.act(ctx, job, &model, out)
+	} else {
+		logger.V(1).Info("render refused the job", "error", renderErr)
+	}
+
+	var tb *appsv1.Deployment
+	if renderErr == nil && out.TensorBoard != nil {
+		tb = r.liveDeployment(ctx, out.TensorBoard.Deployment)
+	}
+	next := status.Derive(status.Input{
+		Job: &model, Generation: job.GetGeneration(), Current: current, Pods: pods,
+		Out: out, RenderErr: renderErr, TensorBoard: tb, Now: now,
+	})
+	result := ctrl.Result{}
+	if renderErr == nil && out.Decisions.RequeueAfter != nil {
+		result.RequeueAfter = out.Decisions.RequeueAfter.Duration
+	}
+	if wait, err := r.writeStatus(ctx, job, &current, &next, now); err != nil {
+		return result, errors.Join(act.err, err)
+	} else if wait > 0 && (result.RequeueAfter == 0 || wait < result.RequeueAfter) {
+		result.RequeueAfter = wait
+	}
+
+	warn := r.firstRoundOf(uid, job.GetGeneration())
+	for _, e := range status.Events(status.Round{
+		Prev: &current, Next: &next, Out: out, RenderErr: renderErr,
+		Created: act.created, CreateErr: act.createErr, Warn: warn,
+	}) {
+		r.recorder.Eventf(job, nil, e.Type, e.Reason, "Reconcile", "%s", e.Message)
+	}
+	r.record(job, &model, out, &next, act, now)
+	return result, act.err
+}
+
+// ownedPods lists the job's pods from the cache: those with its labels that it controls.
+func (r *jobReconciler) ownedPods(ctx context.Context, job client.Object) ([]corev1.Pod, error) {
+	var list corev1.PodList
+	if err := r.client.List(ctx, &list, client.InNamespace(job.GetNamespace()), client.MatchingLabels{
+		batch.LabelOwnerKind: r.kind.gvk.Kind, batch.LabelOwnerName: job.GetName(),
+	}); err != nil {
+		return nil, err
+	}
+	pods := list.Items[:0]
+	for _, p := range list.Items {
+		if ref := metav1.GetControllerOf(&p); ref != nil && ref.UID == job.GetUID() {
+			pods = append(pods, p)
+		}
+	}
+	return pods, nil
+}
+
+// actions is what act did.
+type actions struct {
+	created   []string
+	createErr error
+	deleted   map[string]int // by reason
+	err       error
+}
+
+// act makes the cluster hold render's objects: the Service, the PodGroup and the TensorBoard by
+// server-side apply; the pods render deletes, then the pods it creates.
+func (r *jobReconciler) act(ctx context.Context, job client.Object, model *render.Job, out *render.Output) actions {
+	var a actions
+	var errs []error
+	if err := r.applyService(ctx, job, job.GetName(), out.Service); err != nil {
+		errs = append(errs, err)
+	}
+	podGroupReady := true
+	if err := r.applyPodGroup(ctx, job, model, out); err != nil {
+		errs = append(errs, err)
+		podGroupReady = false
+	}
+	if tb := out.TensorBoard; tb != nil {
+		if _, err := r.applier.Apply(ctx, tb.Deployment, r.liveDeployment(ctx, tb.Deployment)); err != nil {
+			errs = append(errs, err)
+		}
+		if err := r.applyService(ctx, job, tb.Service.Name, tb.Service); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	a.deleted, errs = r.deletePods(ctx, job, out.Decisions.Delete, errs)
+	if podGroupReady && len(out.Decisions.Create) > 0 {
+		a.created, a.createErr = r.createPods(ctx, job, out)
+		if a.createErr != nil {
+			errs = append(errs, a.createErr)
+		}
+	}
+	a.err = errors.Join(errs...)
+	return a
+}
+
+// applyService applies the Service name (or deletes it when render wants none).
+func (r *jobReconciler) applyService(ctx context.Context, job client.Object, name string, desired *corev1.Service) error {
+	var live corev1.Service
+	err := r.client.Get(ctx, types.NamespacedName{Namespace: job.GetNamespace(), Name: name}, &live)
+	found := err == nil
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	switch {
+	case desired != nil && found:
+		_, err = r.applier.Apply(ctx, desired, &live)
+	case desired != nil:
+		_, err = r.applier.Apply(ctx, desired, nil)
+	case found && ownedBy(&live, job):
+		err = r.applier.Delete(ctx, &live, live.UID, false)
+	}
+	return err
+}
+
+// applyPodGroup applies render's PodGroup. PodGroup kinds are CRDs that may be installed after
+// the operator started, so they are not watched: a PodGroup that render no longer wants is
+// looked up once and deleted.
+func (r *jobReconciler) applyPodGroup(ctx context.Context, job client.Object, model *render.Job, out *render.Output) error {
+	if out.PodGroup != nil {
+		r.mu.Lock()
+		delete(r.podGroupsGone, job.GetUID())
+		r.mu.Unlock()
+		_, err := r.applier.ApplyUncached(ctx, out.PodGroup)
+		return err
+	}
+	gvk, crd, ok := render.PodGroupKind(model)
+	if !ok || out.Decisions.Blocked != nil || !r.crds.installed()[crd] || r.podGroupGone(job.GetUID()) {
+		return nil
+	}
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(gvk)
+	err := r.client.Get(ctx, types.NamespacedName{Namespace: job.GetNamespace(), Name: job.GetName()}, live)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return err
+	case ownedBy(live, job):
+		if err := r.applier.Delete(ctx, live, live.GetUID(), false); err != nil {
+			return err
+		}
+	}
+	r.applier.Forget(live)
+	r.mu.Lock()
+	r.podGroupsGone[job.GetUID()] = true
+	r.mu.Unlock()
+	return nil
+}
+
+// deletePods deletes the pods render lets go, with their UID as a precondition, recording each
+// deletion as expected until the cache shows it.
+func (r *jobReconciler) deletePods(ctx context.Context, job client.Object, dels []render.Deletion, errs []error) (map[string]int, []error) {
+	if len(dels) == 0 {
+		return nil, errs
+	}
+	owner := string(job.GetUID())
+	deleted := map[string]int{}
+	var mu sync.Mutex
+	sem := make(chan struct{}, r.createParallelism)
+	var wg sync.WaitGroup
+	for _, d := range dels {
+		r.exp.ExpectDeletion(owner, d.Name, d.UID)
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: job.GetNamespace(), Name: d.Name}}
+			err := r.applier.Delete(ctx, pod, d.UID, d.Force)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				r.exp.DeletionFailed(owner, d.UID)
+				errs = append(errs, err)
+				return
+			}
+			deleted[d.Reason]++
+		}()
+	}
+	wg.Wait()
+	return deleted, errs
+}
+
+// createPods creates the pods render lists in Decisions.Create, in slow-start batches.
+func (r *jobReconciler) createPods(ctx context.Context, job client.Object, out *render.Output) ([]string, error) {
+	owner := string(job.GetUID())
+	objs := make([]client.Object, 0, len(out.Decisions.Create))
+	for _, p := range out.Pods {
+		if slices.Contains(out.Decisions.Create, p.Name) {
+			objs = append(objs, p)
+		}
+	}
+	var mu sync.Mutex
+	var created []string
+	_, err := r.applier.CreateAll(ctx, objs, r.createParallelism,
+		func(o client.Object) { r.exp.ExpectCreation(owner, o) },
+		func(res apply.CreateResult) {
+			r.exp.Created(owner, res)
+			if res.Created {
+				mu.Lock()
+				created = append(created, res.Object.GetName())
+				mu.Unlock()
+			}
+		})
+	slices.Sort(created)
+	return created, err
+}
+
+// liveDeployment is the cached Deployment of desired's name, or nil.
+func (r *jobReconciler) liveDeployment(ctx context.Context, desired *appsv1.Deployment) *appsv1.Deployment {
+	var live appsv1.Deployment
+	if err := r.client.Get(ctx, client.ObjectKeyFromObject(desired), &live); err != nil {
+		return nil
+	}
+	return &live
+}
+
+// currentStatus is the job's status: the cache's copy, unless the operator has written a newer one
+// that the cache does not show yet.
+func (r *jobReconciler) currentStatus(uid types.UID, cached *batch.TrainingJobStatus) batch.TrainingJobStatus {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	w, ok := r.written[uid]
+	if !ok || equality.Semantic.DeepEqual(&w.status, cached) {
+		return *cached
+	}
+	return *w.status.DeepCopy()
+}
+
+// writeStatus writes next with server-side apply when it differs from current. Changes of counts
+// alone are written at most once per statusInterval; it returns how long to wait for that.
+func (r *jobReconciler) writeStatus(ctx context.Context, job client.Object, current, next *batch.TrainingJobStatus, now time.Time) (time.Duration, error) {
+	changed, significant := status.Changed(current, next)
+	if !changed {
+		return 0, nil
+	}
+	uid := job.GetUID()
+	r.mu.Lock()
+	last := r.written[uid].at
+	r.mu.Unlock()
+	if !significant {
+		if wait := r.statusInterval - now.Sub(last); wait > 0 {
+			return wait, nil
+		}
+	}
+	if err := r.applier.ApplyStatus(ctx, job, next, StatusFieldManager); err != nil {
+		return 0, err
+	}
+	r.mu.Lock()
+	r.written[uid] = writtenStatus{status: *next.DeepCopy(), at: now}
+	r.mu.Unlock()
+	log.FromContext(ctx).V(1).Info("status written", "phase", next.Phase, "aggregate", next.Aggregate)
+	return 0, nil
+}
+
+// firstRoundOf reports whether this is the first reconcile of the job's generation (render's
+// warnings are recorded once per generation, not on every reconcile).
+func (r *jobReconciler) firstRoundOf(uid types.UID, generation int64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.warned[uid] == generation {
+		return false
+	}
+	r.warned[uid] = generation
+	return true
+}
+
+// record updates the metrics after a round.
+func (r *jobReconciler) record(job client.Object, model *render.Job, out *render.Output, next *batch.TrainingJobStatus, act actions, now time.Time) {
+	kind := r.kind.gvk.Kind
+	r.metrics.setPhase(job.GetUID(), kind, next.Phase)
+	if n := len(act.created); n > 0 {
+		reason := "Replace"
+		switch {
+		case model.Status.StartTime == nil:
+			reason = "Start"
+		case model.Status.Phase == batch.JobPaused || model.Status.Phase == batch.JobResuming:
+			reason = "Resume"
+		}
+		r.metrics.podsCreated.WithLabelValues(kind, reason).Add(float64(n))
+	}
+	for reason, n := range act.deleted {
+		r.metrics.podsDeleted.WithLabelValues(kind, reason).Add(float64(n))
+	}
+	if out != nil && len(out.Decisions.Restarts) > 0 {
+		r.metrics.restarts.WithLabelValues(kind).Add(float64(len(out.Decisions.Restarts)))
+	}
+	if out != nil && next.Aggregate.Creating == 0 && next.StartTime != nil {
+		r.mu.Lock()
+		first := !r.allCreated[job.GetUID()]
+		r.allCreated[job.GetUID()] = true
+		r.mu.Unlock()
+		if first && model.Status.StartTime == nil || first && len(act.created) > 0 {
+			r.metrics.podsCreatedSeconds.WithLabelValues(kind).Observe(now.Sub(job.GetCreationTimestamp().Time).Seconds())
+		}
+	}
+}
+
+// forget drops what the reconciler remembers of a job that is gone.
+func (r *jobReconciler) forget(name types.NamespacedName) {
+	r.mu.Lock()
+	uid, ok := r.uids[name]
+	delete(r.uids, name)
+	if ok {
+		delete(r.written, uid)
+		delete(r.warned, uid)
+		delete(r.allCreated, uid)
+		delete(r.podGroupsGone, uid)
+	}
+	r.mu.Unlock()
+	if ok {
+		r.exp.Forget(string(uid))
+		r.metrics.forget(uid)
+	}
+}
+
+func (r *jobReconciler) podGroupGone(uid types.UID) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.podGroupsGone[uid]
+}
+
+func ownedBy(obj metav1.Object, job client.Object) bool {
+	ref := metav1.GetControllerOf(obj)
+	return ref != nil && ref.UID == job.GetUID()
+}

@@ -1,0 +1,88 @@
+package controller
+
+import (
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+)
+
+// metrics are Trainyard's own Prometheus metrics, served beside controller-runtime's.
+type metrics struct {
+	podsCreated *prometheus.CounterVec
+	podsDeleted *prometheus.CounterVec
+	restarts    *prometheus.CounterVec
+	// podsCreatedSeconds: from a job's creation to the moment all its pods had been created.
+	podsCreatedSeconds *prometheus.HistogramVec
+
+	mu sync.Mutex
+	// phases holds each job's last phase, for the trainyard_jobs gauge.
+	phases map[types.UID]jobPhase
+}
+
+type jobPhase struct {
+	kind  string
+	phase batch.JobPhase
+}
+
+var jobsDesc = prometheus.NewDesc("trainyard_jobs", "Training jobs by kind and phase.", []string{"kind", "phase"}, nil)
+
+func newMetrics() *metrics {
+	return &metrics{
+		podsCreated: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "trainyard_pods_created_total", Help: "Pods created, by job kind and reason (Start, Replace, Resume).",
+		}, []string{"kind", "reason"}),
+		podsDeleted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "trainyard_pods_deleted_total", Help: "Pods deleted, by job kind and reason (Restart, CleanUp, Paused, ScaledDown, RunModeChanged).",
+		}, []string{"kind", "reason"}),
+		restarts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "trainyard_restarts_total", Help: "Replica restarts, by job kind.",
+		}, []string{"kind"}),
+		podsCreatedSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "trainyard_job_pods_created_seconds",
+			Help:    "Time from a job's creation to all its pods created, by job kind.",
+			Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 20, 40, 80},
+		}, []string{"kind"}),
+		phases: map[types.UID]jobPhase{},
+	}
+}
+
+// register adds the metrics to controller-runtime's registry (served on --metrics-bind-address).
+func (m *metrics) register() error {
+	for _, c := range []prometheus.Collector{m.podsCreated, m.podsDeleted, m.restarts, m.podsCreatedSeconds, m} {
+		if err := crmetrics.Registry.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *metrics) setPhase(uid types.UID, kind string, phase batch.JobPhase) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.phases[uid] = jobPhase{kind, phase}
+}
+
+func (m *metrics) forget(uid types.UID) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.phases, uid)
+}
+
+// Describe and Collect make metrics the collector of trainyard_jobs, counted at scrape time.
+func (m *metrics) Describe(ch chan<- *prometheus.Desc) { ch <- jobsDesc }
+
+func (m *metrics) Collect(ch chan<- prometheus.Metric) {
+	m.mu.Lock()
+	counts := map[jobPhase]int{}
+	for _, p := range m.phases {
+		counts[p]++
+	}
+	m.mu.Unlock()
+	for p, n := range counts {
+		ch <- prometheus.MustNewConstMetric(jobsDesc, prometheus.GaugeValue, float64(n), p.kind, string(p.phase))
+	}
+}

@@ -1,0 +1,105 @@
+package controller
+
+import (
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/trainyard/trainyard/apply"
+)
+
+// IntentAnnotation carries the hash of what the operator last applied to an object it owns;
+// apply compares it to skip writes that would change nothing.
+const IntentAnnotation = "batch.tensorstack.dev/applied-intent"
+
+// expectationTTL is how long a creation or deletion the cache has not shown is remembered.
+const expectationTTL = time.Minute
+
+// shared are the parts both kinds' reconcilers use.
+type shared struct {
+	applier *apply.Applier
+	exp     *apply.Expectations
+	metrics *metrics
+	crds    *crdTracker
+}
+
+func newShared(c client.Client) *shared {
+	return &shared{
+		applier: apply.NewApplier(c, FieldManager, IntentAnnotation),
+		exp: apply.NewExpectations(expectationTTL, func(o client.Object) {
+			if p, ok := o.(*corev1.Pod); ok {
+				trimPod(p)
+			}
+		}),
+		metrics: newMetrics(),
+		crds:    newCRDTracker(),
+	}
+}
+
+// setupJobController registers the reconciler of one job kind with the manager.
+func setupJobController(mgr ctrl.Manager, s *shared, kind jobKind, o Options) error {
+	r := &jobReconciler{
+		client:            mgr.GetClient(),
+		kind:              kind,
+		applier:           s.applier,
+		exp:               s.exp,
+		recorder:          mgr.GetEventRecorder("trainyard"),
+		metrics:           s.metrics,
+		crds:              s.crds,
+		createParallelism: o.CreateParallelism,
+		statusInterval:    o.StatusInterval,
+		now:               time.Now,
+		written:           map[types.UID]writtenStatus{},
+		warned:            map[types.UID]int64{},
+		allCreated:        map[types.UID]bool{},
+		podGroupsGone:     map[types.UID]bool{},
+		uids:              map[types.NamespacedName]types.UID{},
+	}
+	// The operator's own status writes change neither generation, labels nor annotations, so
+	// they wake no reconcile; spec edits, /scale, and annotations (a forced reconcile) do.
+	jobChanged := predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(kind.gvk.Kind).
+		For(kind.newJob(), builder.WithPredicates(jobChanged)).
+		Owns(&corev1.Pod{}, builder.WithPredicates(podChanged())).
+		Owns(&corev1.Service{}).
+		Owns(&appsv1.Deployment{}).
+		WatchesMetadata(&apiextensionsv1.CustomResourceDefinition{}, s.crds.handler(jobRequests(mgr.GetClient(), kind))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: o.MaxConcurrentReconciles}).
+		Complete(r)
+}
+
+// podChanged passes pod updates that change what the (trimmed) cache holds, beside the
+// resourceVersion: a pod bound to a node, or its unread status fields updated, wakes no reconcile.
+func podChanged() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e eventUpdate) bool {
+		oldPod, ok1 := e.ObjectOld.(*corev1.Pod)
+		newPod, ok2 := e.ObjectNew.(*corev1.Pod)
+		if !ok1 || !ok2 {
+			return true
+		}
+		return !samePod(oldPod, newPod)
+	}}
+}
+
+type eventUpdate = event.UpdateEvent
+
+// samePod compares two cached (trimmed) versions of a pod, resourceVersion aside.
+func samePod(a, b *corev1.Pod) bool {
+	return equality.Semantic.DeepEqual(a.Labels, b.Labels) &&
+		equality.Semantic.DeepEqual(a.Annotations, b.Annotations) &&
+		equality.Semantic.DeepEqual(a.DeletionTimestamp, b.DeletionTimestamp) &&
+		equality.Semantic.DeepEqual(a.OwnerReferences, b.OwnerReferences) &&
+		equality.Semantic.DeepEqual(a.Spec, b.Spec) &&
+		equality.Semantic.DeepEqual(a.Status, b.Status)
+}

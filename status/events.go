@@ -1,0 +1,114 @@
+package status
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	"github.com/trainyard/trainyard/render"
+)
+
+// Event is one event to record on the job.
+type Event struct {
+	Type    string // corev1.EventTypeNormal or corev1.EventTypeWarning
+	Reason  string
+	Message string
+}
+
+// Event reasons of the controller's own (render's phase reasons and warnings are used as they are).
+const (
+	EventPodsCreated  = "PodsCreated"
+	EventCreateFailed = batch.ReasonCreateFailed
+	EventRestarting   = batch.ReasonRestarting
+)
+
+// Round is what one reconcile did, for the events it implies.
+type Round struct {
+	Prev, Next *batch.TrainingJobStatus
+	Out        *render.Output
+	RenderErr  error
+	// Created names the pods created in this round (one event for the batch).
+	Created []string
+	// CreateErr is why creating pods stopped part-way, if it did.
+	CreateErr error
+	// Warn is true when render's warnings should be recorded: the first round of a generation.
+	Warn bool
+}
+
+// Events lists the events a round implies: one for the pods created, a phase change, each
+// restart, a failure, and render's warnings once per generation.
+func Events(r Round) []Event {
+	var ev []Event
+	if r.RenderErr != nil {
+		if r.Warn {
+			ev = append(ev, Event{corev1.EventTypeWarning, ReasonInvalidSpec, r.RenderErr.Error()})
+		}
+		return ev
+	}
+	if n := len(r.Created); n > 0 {
+		ev = append(ev, Event{corev1.EventTypeNormal, EventPodsCreated, fmt.Sprintf("created %d %s: %s", n, plural(n, "pod"), names(r.Created))})
+	}
+	if r.CreateErr != nil {
+		ev = append(ev, Event{corev1.EventTypeWarning, EventCreateFailed, r.CreateErr.Error()})
+	}
+	d := &r.Out.Decisions
+	for _, rs := range d.Restarts {
+		ev = append(ev, Event{corev1.EventTypeWarning, EventRestarting,
+			fmt.Sprintf("%s %s; restarting it (backoffCount %d)", rs.Pod, ended(rs), d.BackoffCount)})
+	}
+	if d.Blocked != nil && (r.Prev.Phase != r.Next.Phase || r.Warn) {
+		ev = append(ev, Event{corev1.EventTypeWarning, d.Blocked.Reason, d.Blocked.Message})
+	}
+	if r.Prev.Phase != r.Next.Phase && r.Next.Phase != "" {
+		typ := corev1.EventTypeNormal
+		if r.Next.Phase == batch.JobFailed {
+			typ = corev1.EventTypeWarning
+		}
+		reason := d.Reason
+		if reason == "" {
+			reason = string(r.Next.Phase)
+		}
+		msg := "phase " + string(r.Next.Phase)
+		if r.Prev.Phase != "" {
+			msg = fmt.Sprintf("phase %s -> %s", r.Prev.Phase, r.Next.Phase)
+		}
+		if d.Message != "" {
+			msg += ": " + d.Message
+		}
+		ev = append(ev, Event{typ, reason, msg})
+	}
+	if r.Warn {
+		for _, w := range d.Warnings {
+			ev = append(ev, Event{corev1.EventTypeWarning, w.Reason, w.Message})
+		}
+	}
+	return ev
+}
+
+func ended(r render.Restart) string {
+	switch {
+	case r.Disrupted:
+		return "was disrupted (evicted, preempted or its node lost)"
+	case r.ExitCode != nil:
+		return fmt.Sprintf("exited with code %d", *r.ExitCode)
+	}
+	return "failed"
+}
+
+// names lists a few names and says how many more there are.
+func names(ns []string) string {
+	const shown = 3
+	if len(ns) <= shown {
+		return strings.Join(ns, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ns[:shown], ", "), len(ns)-shown)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}

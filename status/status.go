@@ -1,0 +1,276 @@
+// Package status derives a training job's status (SPEC §12) from the objects it owns, as
+// observed, and from render's decisions. It decides nothing about what should exist and talks to
+// no cluster: the controller writes what Derive returns, when Changed says so, and records the
+// events Events lists after that write succeeds.
+package status
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	"github.com/trainyard/trainyard/render"
+)
+
+// Input is what a job's status is derived from.
+type Input struct {
+	// Job is the job in render's model; Generation is its metadata.generation.
+	Job        *render.Job
+	Generation int64
+	// Current is the status the job holds now.
+	Current batch.TrainingJobStatus
+	// Pods are the job's pods as observed (the cache corrected by the controller's expectations).
+	Pods []corev1.Pod
+	// Out is render's answer; nil when render refused the job (RenderErr says why).
+	Out       *render.Output
+	RenderErr error
+	// TensorBoard is the live TensorBoard Deployment, or nil.
+	TensorBoard *appsv1.Deployment
+	Now         time.Time
+}
+
+// ReasonInvalidSpec is the reason of Initialized=False when render refuses a job that admission
+// let through (a check only render can make).
+const ReasonInvalidSpec = "InvalidSpec"
+
+// Derive computes the job's status. Conditions keep their lastTransitionTime when their status
+// does not change.
+func Derive(in Input) batch.TrainingJobStatus {
+	now := metav1.NewTime(in.Now.UTC().Truncate(time.Second))
+	st := *in.Current.DeepCopy()
+	st.ObservedGeneration = in.Generation
+	st.Selector = Selector(in.Job)
+	st.DesiredReplicas = in.Job.PodCount()
+	if in.Out == nil {
+		msg := "the job cannot be run"
+		if in.RenderErr != nil {
+			msg = in.RenderErr.Error()
+		}
+		if st.Phase == "" {
+			st.Phase = batch.JobPending
+		}
+		setCondition(&st, now, batch.ConditionInitialized, false, ReasonInvalidSpec, msg)
+		return st
+	}
+	d := &in.Out.Decisions
+	st.Phase = d.Phase
+	st.BackoffCount = d.BackoffCount
+	st.StartTime = d.StartTime
+	st.CompletionTime = d.CompletionTime
+
+	byName := make(map[string]*corev1.Pod, len(in.Pods))
+	for i := range in.Pods {
+		byName[in.Pods[i].Name] = &in.Pods[i]
+	}
+	deleting := make(map[string]bool, len(d.Delete))
+	for _, del := range d.Delete {
+		deleting[del.Name] = true
+	}
+	st.Aggregate = aggregate(in.Job, d, byName, deleting)
+	st.Tasks = tasks(in.Job, st.Tasks, d.Restarts, byName)
+	conditions(&st, in.Job, d, now)
+	st.Tensorboard = tensorBoard(in.Job, in.TensorBoard)
+	return st
+}
+
+// Selector selects the job's pods; the scale subresource hands it to autoscalers.
+func Selector(j *render.Job) string {
+	return labels.SelectorFromSet(labels.Set{batch.LabelOwnerKind: j.Kind, batch.LabelOwnerName: j.Name}).String()
+}
+
+// aggregate counts every desired replica once: by its pod's phase, as creating when it has no pod
+// yet, or as deleted when its pod is going or gone by the job's own decision.
+func aggregate(j *render.Job, d *render.Decisions, pods map[string]*corev1.Pod, deleting map[string]bool) batch.Aggregate {
+	var a batch.Aggregate
+	stopped := d.Phase == batch.JobSucceeded || d.Phase == batch.JobFailed || d.Phase == batch.JobPaused || j.Pause
+	for _, t := range j.Replicas {
+		for i := int32(0); i < t.Replicas; i++ {
+			name := render.PodName(j.Name, t.Type, i)
+			p := pods[name]
+			switch {
+			case p == nil && stopped:
+				a.Deleted++
+			case p == nil:
+				a.Creating++
+			case p.DeletionTimestamp != nil || deleting[name]:
+				a.Deleted++
+			default:
+				switch p.Status.Phase {
+				case corev1.PodRunning:
+					a.Running++
+				case corev1.PodSucceeded:
+					a.Succeeded++
+				case corev1.PodFailed:
+					a.Failed++
+				case corev1.PodUnknown:
+					a.Unknown++
+				default:
+					a.Pending++
+				}
+			}
+		}
+	}
+	return a
+}
+
+// tasks reports each replica type: its restarts so far and its pods by index.
+func tasks(j *render.Job, prev []batch.TaskStatus, restarts []render.Restart, pods map[string]*corev1.Pod) []batch.TaskStatus {
+	out := make([]batch.TaskStatus, 0, len(j.Replicas))
+	for _, t := range j.Replicas {
+		ts := batch.TaskStatus{Type: t.Type}
+		if i := slices.IndexFunc(prev, func(p batch.TaskStatus) bool { return p.Type == t.Type }); i >= 0 {
+			ts.RestartCount = prev[i].RestartCount
+		}
+		for _, r := range restarts {
+			if r.Type == t.Type {
+				ts.RestartCount++
+			}
+		}
+		for i := int32(0); i < t.Replicas; i++ {
+			if p := pods[render.PodName(j.Name, t.Type, i)]; p != nil {
+				ts.ReplicaStatus = append(ts.ReplicaStatus, replicaStatus(p))
+			}
+		}
+		out = append(out, ts)
+	}
+	return out
+}
+
+func replicaStatus(p *corev1.Pod) batch.ReplicaStatus {
+	rs := batch.ReplicaStatus{Name: p.Name, UID: p.UID, Phase: p.Status.Phase}
+	if rs.Phase == "" {
+		rs.Phase = corev1.PodPending
+	}
+	for _, c := range p.Status.ContainerStatuses {
+		cs := batch.ContainerStatus{Name: c.Name}
+		switch {
+		case c.State.Terminated != nil:
+			cs.State, cs.ExitCode = "terminated", &c.State.Terminated.ExitCode
+		case c.State.Running != nil:
+			cs.State = "running"
+		case c.State.Waiting != nil:
+			cs.State = "waiting"
+		}
+		rs.Containers = append(rs.Containers, cs)
+	}
+	return rs
+}
+
+// conditions sets each condition from the phase and the round's decisions.
+func conditions(st *batch.TrainingJobStatus, j *render.Job, d *render.Decisions, now metav1.Time) {
+	reason := d.Reason
+	if reason == "" {
+		reason = string(d.Phase)
+	}
+	switch {
+	case d.Blocked != nil:
+		setCondition(st, now, batch.ConditionInitialized, false, d.Blocked.Reason, d.Blocked.Message)
+	case d.StartTime != nil:
+		setCondition(st, now, batch.ConditionInitialized, true, batch.ReasonCreated, "the job's pods were created")
+	}
+	switch {
+	case d.Phase == batch.JobRunning:
+		setCondition(st, now, batch.ConditionRunning, true, reason, d.Message)
+	case meta.FindStatusCondition(st.Conditions, batch.ConditionRunning) != nil:
+		setCondition(st, now, batch.ConditionRunning, false, reason, d.Message)
+	}
+	switch {
+	case j.Pause:
+		setCondition(st, now, batch.ConditionPaused, true, reason, d.Message)
+	case meta.FindStatusCondition(st.Conditions, batch.ConditionPaused) != nil:
+		setCondition(st, now, batch.ConditionPaused, false, batch.ReasonResuming, "the job was resumed")
+	}
+	if len(d.Restarts) > 0 {
+		setCondition(st, now, batch.ConditionReplicaFailure, true, batch.ReasonRestarting, restartMessage(d.Restarts))
+	}
+	switch d.Phase {
+	case batch.JobSucceeded:
+		setCondition(st, now, batch.ConditionCompleted, true, reason, d.Message)
+	case batch.JobFailed:
+		setCondition(st, now, batch.ConditionFailed, true, reason, d.Message)
+		if reason != batch.ReasonDeadlineExceeded {
+			setCondition(st, now, batch.ConditionReplicaFailure, true, reason, d.Message)
+		}
+	}
+}
+
+func setCondition(st *batch.TrainingJobStatus, now metav1.Time, typ string, status bool, reason, message string) {
+	s := metav1.ConditionFalse
+	if status {
+		s = metav1.ConditionTrue
+	}
+	if reason == "" {
+		reason = typ
+	}
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: typ, Status: s, Reason: reason, Message: message, LastTransitionTime: now})
+}
+
+func restartMessage(rs []render.Restart) string {
+	parts := make([]string, 0, len(rs))
+	for _, r := range rs {
+		parts = append(parts, r.Pod+" "+howItEnded(r))
+	}
+	return "restarted: " + strings.Join(parts, ", ")
+}
+
+func howItEnded(r render.Restart) string {
+	switch {
+	case r.Disrupted:
+		return "(disrupted)"
+	case r.ExitCode != nil:
+		return fmt.Sprintf("(exit code %d)", *r.ExitCode)
+	}
+	return "(failed)"
+}
+
+// tensorBoard reports the TensorBoard Deployment as the job's dependent.
+func tensorBoard(j *render.Job, d *appsv1.Deployment) *batch.DependentStatus {
+	if j.TensorBoard == nil {
+		return nil
+	}
+	st := &batch.DependentStatus{Name: "tensorboard", Type: "Normal", Reason: "Creating", Action: "Create"}
+	if d == nil {
+		return st
+	}
+	st.Dependent = &corev1.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: d.Namespace, Name: d.Name, UID: d.UID}
+	st.Action = "Apply"
+	st.Reason = "Progressing"
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionTrue {
+			st.Ready, st.Reason = true, "Available"
+		}
+	}
+	return st
+}
+
+// Changed reports whether next differs from prev, and whether the difference is significant:
+// anything but the per-pod counts and replica lists, or every desired replica now running (or no
+// longer). A controller writes significant changes at once and may batch the others.
+func Changed(prev, next *batch.TrainingJobStatus) (changed, significant bool) {
+	if equality.Semantic.DeepEqual(prev, next) {
+		return false, false
+	}
+	allRunning := func(s *batch.TrainingJobStatus) bool {
+		return s.DesiredReplicas > 0 && s.Aggregate.Running == s.DesiredReplicas
+	}
+	if allRunning(prev) != allRunning(next) {
+		return true, true
+	}
+	a, b := prev.DeepCopy(), next.DeepCopy()
+	for _, s := range []*batch.TrainingJobStatus{a, b} {
+		s.Aggregate = batch.Aggregate{}
+		for i := range s.Tasks {
+			s.Tasks[i].ReplicaStatus = nil
+		}
+	}
+	return true, !equality.Semantic.DeepEqual(a, b)
+}
