@@ -61,7 +61,8 @@ func Events(r Round) []Event {
 	if d.Blocked != nil && (r.Prev.Phase != r.Next.Phase || r.Warn) {
 		ev = append(ev, Event{corev1.EventTypeWarning, d.Blocked.Reason, d.Blocked.Message})
 	}
-	if r.Prev.Phase != r.Next.Phase && r.Next.Phase != "" {
+	// The first phase of a new job (Pending) is no change worth an event: PodsCreated says it.
+	if r.Prev.Phase != r.Next.Phase && r.Prev.Phase != "" {
 		typ := corev1.EventTypeNormal
 		if r.Next.Phase == batch.JobFailed {
 			typ = corev1.EventTypeWarning
@@ -70,10 +71,7 @@ func Events(r Round) []Event {
 		if reason == "" {
 			reason = string(r.Next.Phase)
 		}
-		msg := "phase " + string(r.Next.Phase)
-		if r.Prev.Phase != "" {
-			msg = fmt.Sprintf("phase %s -> %s", r.Prev.Phase, r.Next.Phase)
-		}
+		msg := fmt.Sprintf("phase %s -> %s", r.Prev.Phase, r.Next.Phase)
 		if d.Message != "" {
 			msg += ": " + d.Message
 		}

@@ -1,0 +1,247 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+)
+
+var errTest = errors.New("injected failure")
+
+const intentKey = "example.com/intent"
+
+func pods(n int) []client.Object {
+	out := make([]client.Object, n)
+	for i := range out {
+		out[i] = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprintf("p-%03d", i)}}
+	}
+	return out
+}
+
+func TestCreateAllGoesOutInSlowStartBatches(t *testing.T) {
+	var inFlight, peak atomic.Int32
+	var mu sync.Mutex
+	var order []string
+	c := fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			n := inFlight.Add(1)
+			defer inFlight.Add(-1)
+			for {
+				p := peak.Load()
+				if n <= p || peak.CompareAndSwap(p, n) {
+					break
+				}
+			}
+			mu.Lock()
+			order = append(order, obj.GetName())
+			mu.Unlock()
+			return c.Create(ctx, obj, opts...)
+		},
+	}).Build()
+	a := NewApplier(c, "test", intentKey)
+	var before, done atomic.Int32
+	created, err := a.CreateAll(context.Background(), pods(100), 16, func(client.Object) { before.Add(1) }, func(CreateResult) { done.Add(1) })
+	if err != nil || created != 100 {
+		t.Fatalf("CreateAll = %d, %v; want 100, nil", created, err)
+	}
+	if peak.Load() > 16 {
+		t.Errorf("%d creations were in flight at once; the bound is 16", peak.Load())
+	}
+	if before.Load() != 100 || done.Load() != 100 {
+		t.Errorf("before called %d times, done %d times; want 100 each", before.Load(), done.Load())
+	}
+	// The first batch is one object alone: it is the first request made.
+	if order[0] != "p-000" {
+		t.Errorf("first request for %s; want p-000, the slow start's batch of one", order[0])
+	}
+	var list corev1.PodList
+	if err := c.List(context.Background(), &list); err != nil || len(list.Items) != 100 {
+		t.Fatalf("%d pods exist (%v); want 100", len(list.Items), err)
+	}
+}
+
+func TestCreateAllStopsAfterAFailingBatchAndResumesWithoutDuplicates(t *testing.T) {
+	var calls atomic.Int32
+	failing := true
+	c := fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			calls.Add(1)
+			if failing && obj.GetName() == "p-005" {
+				return errTest
+			}
+			return c.Create(ctx, obj, opts...)
+		},
+	}).Build()
+	a := NewApplier(c, "test", intentKey)
+	noop := func(client.Object) {}
+	// Batches: [0] [1 2] [3 4 5 6] [7..14] ...: p-005 fails in the third batch.
+	created, err := a.CreateAll(context.Background(), pods(40), 64, noop, func(CreateResult) {})
+	if !errors.Is(err, errTest) {
+		t.Fatalf("CreateAll error = %v; want the injected failure", err)
+	}
+	if created != 6 || calls.Load() != 7 {
+		t.Fatalf("created %d in %d requests; want 6 in 7 (batches of 1, 2 and 4, no later batch)", created, calls.Load())
+	}
+	// A retry, as the next reconcile makes it, gives the same list: existing objects count as done.
+	failing = false
+	var createdAgain, existed atomic.Int32
+	created, err = a.CreateAll(context.Background(), pods(40), 64, noop, func(r CreateResult) {
+		if r.Created {
+			createdAgain.Add(1)
+		} else if r.Err == nil {
+			existed.Add(1)
+		}
+	})
+	if err != nil || created != 34 || existed.Load() != 6 {
+		t.Fatalf("retry created %d (err %v), found %d existing; want 34 created, 6 existing", created, err, existed.Load())
+	}
+}
+
+func service(port int32) *corev1.Service {
+	return &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j"},
+		Spec:       corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Ports: []corev1.ServicePort{{Name: "p", Port: port}}},
+	}
+}
+
+// applyCounter is a fake client that counts server-side apply requests.
+func applyCounter(objs ...client.Object) (client.Client, *atomic.Int32) {
+	var n atomic.Int32
+	c := fake.NewClientBuilder().WithObjects(objs...).WithInterceptorFuncs(interceptor.Funcs{
+		Apply: func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+			n.Add(1)
+			return c.Apply(ctx, obj, opts...)
+		},
+	}).Build()
+	return c, &n
+}
+
+func TestApplyWritesOnlyWhenTheIntentChanges(t *testing.T) {
+	cases := map[string]struct {
+		liveIntent func(a *Applier) string // the live object's annotation; "" for no live object
+		desired    *corev1.Service
+		wantWrite  bool
+	}{
+		"no live object is created": {
+			liveIntent: func(*Applier) string { return "" },
+			desired:    service(80),
+			wantWrite:  true,
+		},
+		"a live object with the same intent is left alone": {
+			liveIntent: func(a *Applier) string { _, h, _ := a.intent(service(80)); return h },
+			desired:    service(80),
+		},
+		"a live object with another intent is applied": {
+			liveIntent: func(a *Applier) string { _, h, _ := a.intent(service(80)); return h },
+			desired:    service(81),
+			wantWrite:  true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c, n := applyCounter()
+			a := NewApplier(c, "test", intentKey)
+			var live client.Object
+			if h := tc.liveIntent(a); h != "" {
+				s := service(80)
+				s.Annotations = map[string]string{intentKey: h}
+				live = s
+			}
+			wrote, err := a.Apply(context.Background(), tc.desired, live)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if wrote != tc.wantWrite || (n.Load() == 1) != tc.wantWrite {
+				t.Errorf("Apply wrote = %v (%d requests); want %v", wrote, n.Load(), tc.wantWrite)
+			}
+		})
+	}
+}
+
+func TestIntentHashIsStableAndIgnoresServerFields(t *testing.T) {
+	a := NewApplier(nil, "test", intentKey)
+	s1, s2 := service(80), service(80)
+	s2.ResourceVersion, s2.CreationTimestamp = "42", metav1.Now()
+	s2.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "10.0.0.1"}}
+	_, h1, _ := a.intent(s1)
+	_, h2, _ := a.intent(s2)
+	if h1 != h2 {
+		t.Errorf("intent hashes differ (%s, %s) for objects that differ only in server-set fields", h1, h2)
+	}
+	_, h3, _ := a.intent(service(81))
+	if h1 == h3 {
+		t.Error("intent hash did not change with the port")
+	}
+}
+
+func TestApplyUncachedRemembersWhatItApplied(t *testing.T) {
+	c, n := applyCounter()
+	a := NewApplier(c, "test", intentKey)
+	for range 3 {
+		if _, err := a.ApplyUncached(context.Background(), service(80)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.Forget(service(80))
+	if _, err := a.ApplyUncached(context.Background(), service(80)); err != nil {
+		t.Fatal(err)
+	}
+	if n.Load() != 2 {
+		t.Errorf("%d apply requests; want 2 (the first, and one after Forget)", n.Load())
+	}
+}
+
+func TestDeleteHonoursTheUID(t *testing.T) {
+	live := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j-worker-0", UID: "new"}}
+	var sent []*types.UID
+	c := fake.NewClientBuilder().WithObjects(live).WithInterceptorFuncs(interceptor.Funcs{
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			o := (&client.DeleteOptions{}).ApplyOptions(opts)
+			if o.Preconditions != nil {
+				sent = append(sent, o.Preconditions.UID)
+			}
+			if o.Preconditions == nil || o.Preconditions.UID == nil || *o.Preconditions.UID != "new" {
+				return apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, obj.GetName(), errors.New("uid mismatch"))
+			}
+			return c.Delete(ctx, obj, opts...)
+		},
+	}).Build()
+	a := NewApplier(c, "test", intentKey)
+	target := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j-worker-0"}}
+	if err := a.Delete(context.Background(), target, "old", false); err != nil {
+		t.Fatalf("a stale delete (UID mismatch) must count as done, got %v", err)
+	}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(live), &corev1.Pod{}); err != nil {
+		t.Fatalf("the newer pod of the same name was deleted: %v", err)
+	}
+	if err := a.Delete(context.Background(), target, "new", false); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Delete(context.Background(), target, "new", false); err != nil {
+		t.Fatalf("deleting a pod that is gone must count as done, got %v", err)
+	}
+	want := []string{"old", "new", "new"}
+	var got []string
+	for _, u := range sent {
+		got = append(got, string(*u))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("UID preconditions sent (-want +got):\n%s", diff)
+	}
+}
+

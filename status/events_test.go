@@ -1,0 +1,64 @@
+package status
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	"github.com/trainyard/trainyard/render"
+)
+
+func TestEvents(t *testing.T) {
+	pending := &batch.TrainingJobStatus{Phase: batch.JobPending}
+	running := &batch.TrainingJobStatus{Phase: batch.JobRunning}
+	failed := &batch.TrainingJobStatus{Phase: batch.JobFailed}
+	code := int32(137)
+	cases := map[string]struct {
+		round Round
+		want  []Event
+	}{
+		"a new job's pods are one event, and its first phase none": {
+			round: Round{Prev: &batch.TrainingJobStatus{}, Next: pending, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobPending}},
+				Created: []string{"j-master-0", "j-worker-0", "j-worker-1", "j-worker-2", "j-worker-3"}},
+			want: []Event{{corev1.EventTypeNormal, EventPodsCreated, "created 5 pods: j-master-0, j-worker-0, j-worker-1 and 2 more"}},
+		},
+		"a phase change is an event": {
+			round: Round{Prev: pending, Next: running, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning, Reason: batch.ReasonPodsRunning}}},
+			want:  []Event{{corev1.EventTypeNormal, batch.ReasonPodsRunning, "phase Pending -> Running"}},
+		},
+		"a failure is a warning with the reason and message": {
+			round: Round{Prev: running, Next: failed, Out: &render.Output{Decisions: render.Decisions{
+				Phase: batch.JobFailed, Reason: batch.ReasonBackoffLimitExceeded, Message: "j-worker-0 exited with code 1; restarting it would exceed runPolicy.backoffLimit (3)"}}},
+			want: []Event{{corev1.EventTypeWarning, batch.ReasonBackoffLimitExceeded,
+				"phase Running -> Failed: j-worker-0 exited with code 1; restarting it would exceed runPolicy.backoffLimit (3)"}},
+		},
+		"a restart names the pod and its exit code": {
+			round: Round{Prev: running, Next: running, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning, BackoffCount: 1,
+				Restarts: []render.Restart{{Pod: "j-worker-0", Type: "worker", ExitCode: &code}}}}},
+			want: []Event{{corev1.EventTypeWarning, EventRestarting, "j-worker-0 exited with code 137; restarting it (backoffCount 1)"}},
+		},
+		"render's warnings are recorded in the first round of a generation": {
+			round: Round{Prev: running, Next: running, Warn: true, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning,
+				Warnings: []render.Warning{{Reason: render.WarnEnvOverridden, Message: "RANK is set by Trainyard"}}}}},
+			want: []Event{{corev1.EventTypeWarning, render.WarnEnvOverridden, "RANK is set by Trainyard"}},
+		},
+		"and not again in later rounds": {
+			round: Round{Prev: running, Next: running, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning,
+				Warnings: []render.Warning{{Reason: render.WarnEnvOverridden, Message: "RANK is set by Trainyard"}}}}},
+		},
+		"a refused job is one warning per generation": {
+			round: Round{Prev: pending, Next: pending, Warn: true, RenderErr: errors.New("metadata.name: too long")},
+			want:  []Event{{corev1.EventTypeWarning, ReasonInvalidSpec, "metadata.name: too long"}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, Events(tc.round)); diff != "" {
+				t.Errorf("Events (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

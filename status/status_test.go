@@ -1,0 +1,237 @@
+package status
+
+import (
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	"github.com/trainyard/trainyard/render"
+)
+
+var t0 = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+
+// jobBuilder makes PyTorch jobs for tests: newJob(3).Policy(batch.RestartPolicyExitCode).Obj().
+type jobBuilder struct{ job batch.PyTorchTrainingJob }
+
+func newJob(workers int32) *jobBuilder {
+	tmpl := batch.ReplicaTemplate{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+		Containers: []corev1.Container{{Name: "pytorch", Image: "train"}},
+	}}}
+	master, worker := tmpl, *tmpl.DeepCopy()
+	master.Replicas, worker.Replicas = ptr(int32(1)), ptr(workers)
+	return &jobBuilder{job: batch.PyTorchTrainingJob{
+		TypeMeta:   metav1.TypeMeta{APIVersion: batch.GroupVersion.String(), Kind: "PyTorchTrainingJob"},
+		ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "ns", UID: "job-uid", Generation: 2},
+		Spec: batch.PyTorchTrainingJobSpec{ReplicaSpecs: []batch.PyTorchReplicaSpec{
+			{Type: "master", ReplicaTemplate: master},
+			{Type: "worker", ReplicaTemplate: worker},
+		}},
+	}}
+}
+
+func (b *jobBuilder) Policy(p batch.RestartPolicy) *jobBuilder {
+	b.job.Spec.ReplicaSpecs[1].RestartPolicy = p
+	return b
+}
+
+func (b *jobBuilder) Status(s batch.TrainingJobStatus) *jobBuilder {
+	b.job.Status = s
+	return b
+}
+
+func (b *jobBuilder) Obj() render.Job { return render.FromPyTorchTrainingJob(&b.job) }
+
+// podOf is pod index of type typ of job j in the given phase; exit sets a terminated container.
+func podOf(typ string, index int32, phase corev1.PodPhase, exit ...int32) corev1.Pod {
+	p := corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: render.PodName("j", typ, index), Namespace: "ns", UID: types.UID(typ + strconv.Itoa(int(index))),
+			Labels: map[string]string{batch.LabelReplicaType: typ, batch.LabelReplicaIndex: strconv.Itoa(int(index))},
+		},
+		Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: "pytorch"}}},
+		Status: corev1.PodStatus{Phase: phase},
+	}
+	if len(exit) > 0 {
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "pytorch", State: corev1.ContainerState{
+			Terminated: &corev1.ContainerStateTerminated{ExitCode: exit[0]},
+		}}}
+	}
+	return p
+}
+
+// derive renders j over pods at now and derives its status, as the controller does.
+func derive(t *testing.T, j render.Job, pods []corev1.Pod, now time.Time) (batch.TrainingJobStatus, *render.Output) {
+	t.Helper()
+	out, err := render.Render(render.Input{Job: j, Pods: pods, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Derive(Input{Job: &j, Generation: 2, Current: j.Status, Pods: pods, Out: out, Now: now}), out
+}
+
+func conditionStatus(st batch.TrainingJobStatus) map[string]string {
+	out := map[string]string{}
+	for _, c := range st.Conditions {
+		out[c.Type] = string(c.Status) + "/" + c.Reason
+	}
+	return out
+}
+
+func TestDerive(t *testing.T) {
+	started := &metav1.Time{Time: t0.Add(-time.Minute)}
+	running := batch.TrainingJobStatus{Phase: batch.JobRunning, StartTime: started}
+	cases := map[string]struct {
+		job            render.Job
+		pods           []corev1.Pod
+		wantPhase      batch.JobPhase
+		wantAggregate  batch.Aggregate
+		wantConditions map[string]string
+		wantRestarts   map[string]int32
+		wantBackoff    int32
+	}{
+		"a new job counts every replica as creating and is Initialized": {
+			job:            newJob(3).Obj(),
+			wantPhase:      batch.JobPending,
+			wantAggregate:  batch.Aggregate{Creating: 4},
+			wantConditions: map[string]string{"Initialized": "True/Created"},
+			wantRestarts:   map[string]int32{"master": 0, "worker": 0},
+		},
+		"running and pending pods are counted and the job is Running": {
+			job: newJob(2).Status(running).Obj(),
+			pods: []corev1.Pod{podOf("master", 0, corev1.PodRunning), podOf("worker", 0, corev1.PodRunning),
+				podOf("worker", 1, corev1.PodPending)},
+			wantPhase:      batch.JobRunning,
+			wantAggregate:  batch.Aggregate{Running: 2, Pending: 1},
+			wantConditions: map[string]string{"Initialized": "True/Created", "Running": "True/PodsRunning"},
+			wantRestarts:   map[string]int32{"master": 0, "worker": 0},
+		},
+		"a worker exiting 137 under ExitCode is restarted and counted": {
+			job: newJob(1).Policy(batch.RestartPolicyExitCode).Status(running).Obj(),
+			pods: []corev1.Pod{podOf("master", 0, corev1.PodRunning),
+				podOf("worker", 0, corev1.PodFailed, 137)},
+			wantPhase:      batch.JobRunning,
+			wantAggregate:  batch.Aggregate{Running: 1, Deleted: 1},
+			wantConditions: map[string]string{"Initialized": "True/Created", "Running": "True/PodsRunning", "ReplicaFailure": "True/Restarting"},
+			wantRestarts:   map[string]int32{"master": 0, "worker": 1},
+			wantBackoff:    1,
+		},
+		"the master succeeding completes the job and the running worker counts as deleted": {
+			job:            newJob(1).Status(running).Obj(),
+			pods:           []corev1.Pod{podOf("master", 0, corev1.PodSucceeded, 0), podOf("worker", 0, corev1.PodRunning)},
+			wantPhase:      batch.JobSucceeded,
+			wantAggregate:  batch.Aggregate{Succeeded: 1, Deleted: 1},
+			wantConditions: map[string]string{"Initialized": "True/Created", "Completed": "True/Succeeded"},
+			wantRestarts:   map[string]int32{"master": 0, "worker": 0},
+		},
+		"a worker exiting 1 under Never fails the job": {
+			job:            newJob(1).Status(running).Obj(),
+			pods:           []corev1.Pod{podOf("master", 0, corev1.PodRunning), podOf("worker", 0, corev1.PodFailed, 1)},
+			wantPhase:      batch.JobFailed,
+			wantAggregate:  batch.Aggregate{Deleted: 1, Failed: 1},
+			wantConditions: map[string]string{"Initialized": "True/Created", "Failed": "True/ReplicaFailed", "ReplicaFailure": "True/ReplicaFailed"},
+			wantRestarts:   map[string]int32{"master": 0, "worker": 0},
+		},
+		"pods of a finished job removed by the clean-up policy count as deleted": {
+			job:            newJob(2).Status(batch.TrainingJobStatus{Phase: batch.JobSucceeded, StartTime: started}).Obj(),
+			pods:           []corev1.Pod{podOf("master", 0, corev1.PodSucceeded, 0)},
+			wantPhase:      batch.JobSucceeded,
+			wantAggregate:  batch.Aggregate{Succeeded: 1, Deleted: 2},
+			wantConditions: map[string]string{"Initialized": "True/Created", "Completed": "True/Succeeded"},
+			wantRestarts:   map[string]int32{"master": 0, "worker": 0},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			st, _ := derive(t, tc.job, tc.pods, t0)
+			if st.Phase != tc.wantPhase {
+				t.Errorf("phase = %s; want %s", st.Phase, tc.wantPhase)
+			}
+			if diff := cmp.Diff(tc.wantAggregate, st.Aggregate); diff != "" {
+				t.Errorf("aggregate (-want +got):\n%s", diff)
+			}
+			a := st.Aggregate
+			if sum := a.Creating + a.Pending + a.Running + a.Succeeded + a.Failed + a.Unknown + a.Deleted; sum != st.DesiredReplicas {
+				t.Errorf("aggregate adds up to %d; desiredReplicas is %d", sum, st.DesiredReplicas)
+			}
+			if diff := cmp.Diff(tc.wantConditions, conditionStatus(st)); diff != "" {
+				t.Errorf("conditions (-want +got):\n%s", diff)
+			}
+			restarts := map[string]int32{}
+			for _, task := range st.Tasks {
+				restarts[task.Type] = task.RestartCount
+			}
+			if diff := cmp.Diff(tc.wantRestarts, restarts); diff != "" {
+				t.Errorf("tasks' restartCount (-want +got):\n%s", diff)
+			}
+			if st.BackoffCount != tc.wantBackoff {
+				t.Errorf("backoffCount = %d; want %d", st.BackoffCount, tc.wantBackoff)
+			}
+			if st.ObservedGeneration != 2 {
+				t.Errorf("observedGeneration = %d; want 2", st.ObservedGeneration)
+			}
+		})
+	}
+}
+
+func TestDeriveKeepsLastTransitionTimeOfUnchangedConditions(t *testing.T) {
+	pods := []corev1.Pod{podOf("master", 0, corev1.PodRunning), podOf("worker", 0, corev1.PodRunning)}
+	first, _ := derive(t, newJob(1).Status(batch.TrainingJobStatus{Phase: batch.JobPending, StartTime: &metav1.Time{Time: t0}}).Obj(), pods, t0)
+	later, _ := derive(t, newJob(1).Status(first).Obj(), pods, t0.Add(time.Hour))
+	for _, typ := range []string{batch.ConditionInitialized, batch.ConditionRunning} {
+		a, b := meta.FindStatusCondition(first.Conditions, typ), meta.FindStatusCondition(later.Conditions, typ)
+		if a == nil || b == nil || !a.LastTransitionTime.Equal(&b.LastTransitionTime) {
+			t.Errorf("%s: lastTransitionTime moved from %v to %v though the condition did not change", typ, a, b)
+		}
+	}
+	if changed, _ := Changed(&first, &later); changed {
+		t.Errorf("an hour of nothing happening changed the status:\n%s", cmp.Diff(first, later))
+	}
+}
+
+func TestDeriveOfARefusedJob(t *testing.T) {
+	j := newJob(1).Obj()
+	st := Derive(Input{Job: &j, Generation: 2, RenderErr: errors.New("spec.torchrunConfig.procPerNode: gpu needs a GPU limit"), Now: t0})
+	c := meta.FindStatusCondition(st.Conditions, batch.ConditionInitialized)
+	if st.Phase != batch.JobPending || c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonInvalidSpec || c.Message == "" {
+		t.Errorf("phase %s, Initialized %+v; want Pending and Initialized False/%s naming the field", st.Phase, c, ReasonInvalidSpec)
+	}
+}
+
+func TestChanged(t *testing.T) {
+	base := batch.TrainingJobStatus{Phase: batch.JobRunning, DesiredReplicas: 4, Aggregate: batch.Aggregate{Running: 2, Pending: 2},
+		Tasks: []batch.TaskStatus{{Type: "worker", ReplicaStatus: []batch.ReplicaStatus{{Name: "j-worker-0", Phase: corev1.PodPending}}}}}
+	cases := map[string]struct {
+		edit                         func(*batch.TrainingJobStatus)
+		wantChanged, wantSignificant bool
+	}{
+		"nothing":                              {edit: func(*batch.TrainingJobStatus) {}},
+		"one more pod running is a count":      {edit: func(s *batch.TrainingJobStatus) { s.Aggregate.Running, s.Aggregate.Pending = 3, 1 }, wantChanged: true},
+		"every pod running is significant":     {edit: func(s *batch.TrainingJobStatus) { s.Aggregate.Running, s.Aggregate.Pending = 4, 0 }, wantChanged: true, wantSignificant: true},
+		"a phase change is significant":        {edit: func(s *batch.TrainingJobStatus) { s.Phase = batch.JobSucceeded }, wantChanged: true, wantSignificant: true},
+		"a restart is significant":             {edit: func(s *batch.TrainingJobStatus) { s.BackoffCount = 1 }, wantChanged: true, wantSignificant: true},
+		"a task's restartCount is significant": {edit: func(s *batch.TrainingJobStatus) { s.Tasks[0].RestartCount = 1 }, wantChanged: true, wantSignificant: true},
+		"a replica's phase is a count": {edit: func(s *batch.TrainingJobStatus) {
+			s.Tasks[0].ReplicaStatus[0].Phase = corev1.PodRunning
+		}, wantChanged: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			next := base.DeepCopy()
+			tc.edit(next)
+			changed, significant := Changed(&base, next)
+			if changed != tc.wantChanged || significant != tc.wantSignificant {
+				t.Errorf("Changed = %v, %v; want %v, %v", changed, significant, tc.wantChanged, tc.wantSignificant)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
