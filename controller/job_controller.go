@@ -381,12 +381,14 @@ func (r *jobReconciler) record(job client.Object, model *render.Job, out *render
 	if out != nil && len(out.Decisions.Restarts) > 0 {
 		r.metrics.restarts.WithLabelValues(kind).Add(float64(len(out.Decisions.Restarts)))
 	}
-	if out != nil && next.Aggregate.Creating == 0 && next.StartTime != nil {
+	// The first round that sees every pod created, after one that did not, times the creation.
+	if out != nil && next.StartTime != nil && next.Aggregate.Creating == 0 &&
+		(model.Status.StartTime == nil || model.Status.Aggregate.Creating > 0) {
 		r.mu.Lock()
 		first := !r.allCreated[job.GetUID()]
 		r.allCreated[job.GetUID()] = true
 		r.mu.Unlock()
-		if first && model.Status.StartTime == nil || first && len(act.created) > 0 {
+		if first {
 			r.metrics.podsCreatedSeconds.WithLabelValues(kind).Observe(now.Sub(job.GetCreationTimestamp().Time).Seconds())
 		}
 	}

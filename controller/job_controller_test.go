@@ -1,0 +1,309 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+)
+
+// cluster is a fake API server whose "cache" can be frozen: while stale, reads of the job and
+// lists of pods return the snapshot taken when it froze, as a lagging informer would.
+type cluster struct {
+	t      *testing.T
+	client client.Client    // what the reconciler uses: reads may be stale
+	server client.WithWatch // the truth
+
+	mu      sync.Mutex
+	stale   bool
+	job     *batch.PyTorchTrainingJob
+	pods    []corev1.Pod
+	writes  []string // "verb resource name", in order
+	deletes map[string]int
+}
+
+func newCluster(t *testing.T, job *batch.PyTorchTrainingJob) *cluster {
+	c := &cluster{t: t, deletes: map[string]int{}}
+	c.server = fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(job).WithStatusSubresource(job).Build()
+	c.client = interceptor.NewClient(c.server, interceptor.Funcs{
+		Get: func(ctx context.Context, cl client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if j, ok := obj.(*batch.PyTorchTrainingJob); ok && c.stale {
+				c.job.DeepCopyInto(j)
+				return nil
+			}
+			return cl.Get(ctx, key, obj, opts...)
+		},
+		List: func(ctx context.Context, cl client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if l, ok := list.(*corev1.PodList); ok && c.stale {
+				l.Items = append([]corev1.Pod(nil), c.pods...)
+				return nil
+			}
+			return cl.List(ctx, list, opts...)
+		},
+		Create: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			c.record("create pods " + obj.GetName())
+			return cl.Create(ctx, obj, opts...)
+		},
+		Delete: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			c.record("delete pods " + obj.GetName())
+			c.mu.Lock()
+			c.deletes[obj.GetName()]++
+			c.mu.Unlock()
+			return cl.Delete(ctx, obj, opts...)
+		},
+		Apply: func(ctx context.Context, cl client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+			c.record("apply " + name(obj))
+			return cl.Apply(ctx, obj, opts...)
+		},
+		// The fake cannot apply a CRD's status; store it as an update does.
+		SubResourceApply: func(ctx context.Context, cl client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
+			c.record("apply status " + name(obj))
+			data, err := json.Marshal(obj)
+			if err != nil {
+				return err
+			}
+			var body struct {
+				Status batch.TrainingJobStatus `json:"status"`
+			}
+			if err := json.Unmarshal(data, &body); err != nil {
+				return err
+			}
+			var j batch.PyTorchTrainingJob
+			if err := cl.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "j"}, &j); err != nil {
+				return err
+			}
+			j.Status = body.Status
+			return cl.Status().Update(ctx, &j)
+		},
+	})
+	return c
+}
+
+func name(obj runtime.ApplyConfiguration) string {
+	data, _ := json.Marshal(obj)
+	var m struct {
+		Kind     string `json:"kind"`
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+	}
+	_ = json.Unmarshal(data, &m)
+	return m.Kind + " " + m.Metadata.Name
+}
+
+func (c *cluster) record(w string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.writes = append(c.writes, w)
+}
+
+// freeze makes reads return what the server holds now, until thaw.
+func (c *cluster) freeze() {
+	c.t.Helper()
+	job, pods := c.get()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stale, c.job, c.pods = true, job, pods.Items
+}
+
+func (c *cluster) thaw() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stale = false
+}
+
+func (c *cluster) get() (*batch.PyTorchTrainingJob, *corev1.PodList) {
+	c.t.Helper()
+	var j batch.PyTorchTrainingJob
+	var pods corev1.PodList
+	if err := c.server.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "j"}, &j); err != nil {
+		c.t.Fatal(err)
+	}
+	if err := c.server.List(context.Background(), &pods, client.InNamespace("ns")); err != nil {
+		c.t.Fatal(err)
+	}
+	return &j, &pods
+}
+
+// takeWrites returns the writes made since the last call.
+func (c *cluster) takeWrites() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w := c.writes
+	c.writes = nil
+	return w
+}
+
+// setPod changes a pod's status on the server, as the kubelet does.
+func (c *cluster) setPod(name string, phase corev1.PodPhase, exit *int32) {
+	c.t.Helper()
+	var p corev1.Pod
+	if err := c.server.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: name}, &p); err != nil {
+		c.t.Fatal(err)
+	}
+	p.Status.Phase = phase
+	if exit != nil {
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "pytorch", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: *exit}}}}
+	}
+	if err := c.server.Status().Update(context.Background(), &p); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func testJob(workers int32, policy batch.RestartPolicy) *batch.PyTorchTrainingJob {
+	tmpl := corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "pytorch", Image: "train"}}}}
+	return &batch.PyTorchTrainingJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "ns", UID: "job-uid", Generation: 1},
+		Spec: batch.PyTorchTrainingJobSpec{ReplicaSpecs: []batch.PyTorchReplicaSpec{
+			{Type: "master", ReplicaTemplate: batch.ReplicaTemplate{Replicas: ptr(int32(1)), Template: tmpl}},
+			{Type: "worker", ReplicaTemplate: batch.ReplicaTemplate{Replicas: ptr(workers), Template: *tmpl.DeepCopy(), RestartPolicy: policy}},
+		}},
+	}
+}
+
+func newTestReconciler(c client.Client, now *time.Time) *jobReconciler {
+	s := newShared(c)
+	return &jobReconciler{
+		client: c, kind: pyTorchKind, applier: s.applier, exp: s.exp, recorder: events.NewFakeRecorder(100),
+		metrics: s.metrics, crds: s.crds, createParallelism: 8, statusInterval: time.Second,
+		now:     func() time.Time { return *now },
+		written: map[types.UID]writtenStatus{}, warned: map[types.UID]int64{}, allCreated: map[types.UID]bool{},
+		podGroupsGone: map[types.UID]bool{}, uids: map[types.NamespacedName]types.UID{},
+	}
+}
+
+func reconcileOnce(t *testing.T, r *jobReconciler) ctrl.Result {
+	t.Helper()
+	res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "j"}})
+	if err != nil {
+		t.Fatalf("Reconcile: %v", err)
+	}
+	return res
+}
+
+func TestStaleCacheDoesNotDuplicatePods(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := newCluster(t, testJob(3, batch.RestartPolicyNever))
+	r := newTestReconciler(c.client, &now)
+	c.freeze() // the cache will not see the pods this reconcile creates
+	reconcileOnce(t, r)
+	if _, pods := c.get(); len(pods.Items) != 4 {
+		t.Fatalf("%d pods after the first reconcile; want 4", len(pods.Items))
+	}
+	c.takeWrites()
+	now = now.Add(2 * time.Second)
+	reconcileOnce(t, r) // the cache still shows no pod and the old status
+	for _, w := range c.takeWrites() {
+		if w[:6] == "create" {
+			t.Errorf("the second reconcile, on a stale cache, wrote %q", w)
+		}
+	}
+	if _, pods := c.get(); len(pods.Items) != 4 {
+		t.Fatalf("%d pods after a reconcile on a stale cache; want 4", len(pods.Items))
+	}
+}
+
+func TestStaleCacheDoesNotCountARestartTwice(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := newCluster(t, testJob(1, batch.RestartPolicyExitCode))
+	r := newTestReconciler(c.client, &now)
+	reconcileOnce(t, r)
+	c.setPod("j-master-0", corev1.PodRunning, nil)
+	code := int32(137)
+	c.setPod("j-worker-0", corev1.PodFailed, &code)
+	now = now.Add(time.Second)
+	c.freeze() // the cache will show neither the deletion nor the new backoffCount
+	reconcileOnce(t, r)
+	job, _ := c.get()
+	if job.Status.BackoffCount != 1 {
+		t.Fatalf("backoffCount = %d after the restart; want 1", job.Status.BackoffCount)
+	}
+	for range 3 {
+		now = now.Add(time.Second)
+		reconcileOnce(t, r)
+	}
+	job, pods := c.get()
+	if job.Status.BackoffCount != 1 || c.deletes["j-worker-0"] != 1 {
+		t.Fatalf("after 3 reconciles on a stale cache: backoffCount %d, j-worker-0 deleted %d times; want 1 and 1",
+			job.Status.BackoffCount, c.deletes["j-worker-0"])
+	}
+	// Once the cache catches up, the replica is created again, once.
+	c.thaw()
+	now = now.Add(time.Second)
+	reconcileOnce(t, r)
+	reconcileOnce(t, r)
+	job, pods = c.get()
+	var names []string
+	for _, p := range pods.Items {
+		names = append(names, p.Name)
+	}
+	if len(pods.Items) != 2 || job.Status.BackoffCount != 1 {
+		t.Fatalf("pods %v, backoffCount %d; want j-master-0 and a new j-worker-0, backoffCount 1", names, job.Status.BackoffCount)
+	}
+}
+
+func TestNothingChangedNothingWritten(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := newCluster(t, testJob(2, batch.RestartPolicyNever))
+	r := newTestReconciler(c.client, &now)
+	reconcileOnce(t, r)
+	for _, p := range []string{"j-master-0", "j-worker-0", "j-worker-1"} {
+		c.setPod(p, corev1.PodRunning, nil)
+	}
+	now = now.Add(5 * time.Second)
+	reconcileOnce(t, r) // the job turns Running
+	c.takeWrites()
+	for range 5 {
+		now = now.Add(10 * time.Second)
+		if res := reconcileOnce(t, r); res.RequeueAfter != 0 {
+			t.Errorf("a steady job asked to be requeued after %s", res.RequeueAfter)
+		}
+	}
+	if w := c.takeWrites(); len(w) != 0 {
+		t.Errorf("5 reconciles of a steady job wrote %v; want nothing", w)
+	}
+}
+
+func TestCountsAloneAreWrittenAtMostOncePerInterval(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := newCluster(t, testJob(3, batch.RestartPolicyNever))
+	r := newTestReconciler(c.client, &now)
+	reconcileOnce(t, r)
+	c.setPod("j-master-0", corev1.PodRunning, nil)
+	now = now.Add(100 * time.Millisecond)
+	reconcileOnce(t, r) // Pending -> Running: written at once
+	c.takeWrites()
+	c.setPod("j-worker-0", corev1.PodRunning, nil)
+	now = now.Add(100 * time.Millisecond)
+	res := reconcileOnce(t, r) // one more pod running: a count, within the interval
+	if w := c.takeWrites(); len(w) != 0 || res.RequeueAfter <= 0 || res.RequeueAfter > time.Second {
+		t.Fatalf("a count change 100 ms after a write: wrote %v, requeue after %s; want no write and a requeue within 1 s", w, res.RequeueAfter)
+	}
+	now = now.Add(res.RequeueAfter)
+	reconcileOnce(t, r)
+	if w := c.takeWrites(); len(w) != 1 {
+		t.Fatalf("after the interval: wrote %v; want the status once", w)
+	}
+	if job, _ := c.get(); job.Status.Aggregate.Running != 2 {
+		t.Fatalf("aggregate.running = %d; want 2", job.Status.Aggregate.Running)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
