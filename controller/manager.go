@@ -104,6 +104,9 @@ func Run(ctx context.Context, o Options) error {
 	}
 	cfg.QPS, cfg.Burst = float32(o.QPS), o.Burst
 	cfg.UserAgent = "trainyard"
+	if o.LeaderElect && o.LeaderElectionNamespace == "" && os.Getenv("KUBERNETES_SERVICE_HOST") == "" {
+		return errors.New("--leader-elect outside a cluster needs --leader-election-namespace (the namespace of the lease)")
+	}
 
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  Scheme(),
@@ -114,6 +117,9 @@ func Run(ctx context.Context, o Options) error {
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        "trainyard.batch.tensorstack.dev",
 		LeaderElectionNamespace: o.LeaderElectionNamespace,
+		// A replica that stops gives the lease up at once, so another takes over without waiting
+		// for it to expire.
+		LeaderElectionReleaseOnCancel: true,
 	})
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
