@@ -198,6 +198,11 @@ func (r *renderer) build() {
 		if len(r.out.Decisions.Create) > 0 && (r.out.Decisions.StartTime == nil || r.job.Status.Phase == batch.JobPaused) {
 			r.out.Decisions.StartTime = &r.now
 		}
+		// A status that lost its startTime (the operator stopped between creating the pods and
+		// writing the status) takes it from the oldest pod, so the deadline still counts.
+		if r.out.Decisions.StartTime == nil {
+			r.out.Decisions.StartTime = r.oldestPodCreation()
+		}
 	}
 	// The Service and PodGroup live while the job has pods to run or pods left; a paused job has
 	// no PodGroup, and a blocked one cannot have the PodGroup whose kind is missing.
@@ -226,6 +231,17 @@ func (r *renderer) delete(p *observedPod, reason string) {
 		Name: p.pod.Name, UID: p.pod.UID, Reason: reason, Force: p.nodeLost,
 	})
 	p.deleting = true
+}
+
+// oldestPodCreation is the creation time of the job's oldest observed pod, or nil.
+func (r *renderer) oldestPodCreation() *metav1.Time {
+	var oldest *metav1.Time
+	for _, p := range r.allObserved() {
+		if t := p.pod.CreationTimestamp; !t.IsZero() && (oldest == nil || t.Before(oldest)) {
+			oldest = &metav1.Time{Time: t.UTC().Truncate(time.Second)}
+		}
+	}
+	return oldest
 }
 
 // podsRemain reports whether any observed pod stays after this round's deletions.
