@@ -117,16 +117,18 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if renderErr == nil && out.Decisions.RequeueAfter != nil {
 		result.RequeueAfter = out.Decisions.RequeueAfter.Duration
 	}
-	if wait, err := r.writeStatus(ctx, job, &current, &next, now); err != nil {
+	written, wait, err := r.writeStatus(ctx, job, &current, &next, now)
+	if err != nil {
 		return result, errors.Join(act.err, err)
-	} else if wait > 0 && (result.RequeueAfter == 0 || wait < result.RequeueAfter) {
+	}
+	if wait > 0 && (result.RequeueAfter == 0 || wait < result.RequeueAfter) {
 		result.RequeueAfter = wait
 	}
 
 	warn := r.firstRoundOf(uid, job.GetGeneration())
 	for _, e := range status.Events(status.Round{
 		Prev: &current, Next: &next, Out: out, RenderErr: renderErr,
-		Created: act.created, CreateErr: act.createErr, Warn: warn,
+		Created: act.created, CreateErr: act.createErr, Warn: warn, Written: written,
 	}) {
 		r.recorder.Eventf(job, nil, e.Type, e.Reason, "Reconcile", "%s", e.Message)
 	}
@@ -326,30 +328,33 @@ func (r *jobReconciler) currentStatus(uid types.UID, cached *batch.TrainingJobSt
 	return *w.status.DeepCopy()
 }
 
-// writeStatus writes next with server-side apply when it differs from current. Changes of counts
-// alone are written at most once per statusInterval; it returns how long to wait for that.
-func (r *jobReconciler) writeStatus(ctx context.Context, job client.Object, current, next *batch.TrainingJobStatus, now time.Time) (time.Duration, error) {
-	changed, significant := status.Changed(current, next)
+// writeStatus writes next with server-side apply when it differs from current, and reports
+// whether it did. Urgent changes (an outcome, a restart) are written at once; the others at most
+// once per statusInterval, counted from the job's creation or its last status write, so a job whose
+// pods start within the interval is written once, Running. It returns how long to wait otherwise.
+func (r *jobReconciler) writeStatus(ctx context.Context, job client.Object, current, next *batch.TrainingJobStatus, now time.Time) (bool, time.Duration, error) {
+	changed, urgent := status.Changed(current, next)
 	if !changed {
-		return 0, nil
+		return false, 0, nil
 	}
 	uid := job.GetUID()
 	r.mu.Lock()
 	last := r.written[uid].at
 	r.mu.Unlock()
-	if !significant {
-		if wait := r.statusInterval - now.Sub(last); wait > 0 {
-			return wait, nil
-		}
+	if created := job.GetCreationTimestamp().Time; created.After(last) {
+		last = created
+	}
+	if wait := r.statusInterval - now.Sub(last); !urgent && wait > 0 {
+		return false, wait, nil
 	}
 	if err := r.applier.ApplyStatus(ctx, job, next, StatusFieldManager); err != nil {
-		return 0, err
+		return false, 0, err
 	}
 	r.mu.Lock()
 	r.written[uid] = writtenStatus{status: *next.DeepCopy(), at: now}
 	r.mu.Unlock()
 	log.FromContext(ctx).V(1).Info("status written", "phase", next.Phase, "aggregate", next.Aggregate)
-	return 0, nil
+	return true, 0, nil
 }
 
 // firstRoundOf reports whether this is the first reconcile of the job's generation (render's

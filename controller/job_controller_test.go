@@ -281,28 +281,38 @@ func TestNothingChangedNothingWritten(t *testing.T) {
 	}
 }
 
-func TestCountsAloneAreWrittenAtMostOncePerInterval(t *testing.T) {
+func TestStatusIsBatchedButOutcomesAreWrittenAtOnce(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	c := newCluster(t, testJob(3, batch.RestartPolicyNever))
+	job := testJob(3, batch.RestartPolicyNever)
+	job.CreationTimestamp = metav1.NewTime(now)
+	c := newCluster(t, job)
 	r := newTestReconciler(c.client, &now)
-	reconcileOnce(t, r)
-	c.setPod("j-master-0", corev1.PodRunning, nil)
-	now = now.Add(100 * time.Millisecond)
-	reconcileOnce(t, r) // Pending -> Running: written at once
-	c.takeWrites()
-	c.setPod("j-worker-0", corev1.PodRunning, nil)
-	now = now.Add(100 * time.Millisecond)
-	res := reconcileOnce(t, r) // one more pod running: a count, within the interval
-	if w := c.takeWrites(); len(w) != 0 || res.RequeueAfter <= 0 || res.RequeueAfter > time.Second {
-		t.Fatalf("a count change 100 ms after a write: wrote %v, requeue after %s; want no write and a requeue within 1 s", w, res.RequeueAfter)
+	res := reconcileOnce(t, r) // creates the pods; the status (Pending) may wait for the interval
+	if w := c.takeWrites(); len(w) != 5 || res.RequeueAfter != time.Second {
+		t.Fatalf("first reconcile wrote %v and requeues after %s; want the Service and 4 pods, and a requeue after 1s", w, res.RequeueAfter)
+	}
+	for _, p := range []string{"j-master-0", "j-worker-0", "j-worker-1", "j-worker-2"} {
+		c.setPod(p, corev1.PodRunning, nil)
+	}
+	now = now.Add(400 * time.Millisecond)
+	res = reconcileOnce(t, r) // all running, still within the interval
+	if w := c.takeWrites(); len(w) != 0 || res.RequeueAfter != 600*time.Millisecond {
+		t.Fatalf("within the interval: wrote %v, requeue after %s; want nothing and 600ms", w, res.RequeueAfter)
 	}
 	now = now.Add(res.RequeueAfter)
 	reconcileOnce(t, r)
 	if w := c.takeWrites(); len(w) != 1 {
 		t.Fatalf("after the interval: wrote %v; want the status once", w)
 	}
-	if job, _ := c.get(); job.Status.Aggregate.Running != 2 {
-		t.Fatalf("aggregate.running = %d; want 2", job.Status.Aggregate.Running)
+	if got, _ := c.get(); got.Status.Phase != batch.JobRunning || got.Status.Aggregate.Running != 4 {
+		t.Fatalf("status after the interval: %s with %d running; want Running with 4", got.Status.Phase, got.Status.Aggregate.Running)
+	}
+	zero := int32(0)
+	c.setPod("j-master-0", corev1.PodSucceeded, &zero)
+	now = now.Add(100 * time.Millisecond)
+	reconcileOnce(t, r) // the outcome is written at once, within the interval
+	if got, _ := c.get(); got.Status.Phase != batch.JobSucceeded {
+		t.Fatalf("100ms after the master succeeded the job is %s; want Succeeded at once", got.Status.Phase)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 	"github.com/trainyard/trainyard/render"
@@ -35,6 +37,9 @@ type Round struct {
 	CreateErr error
 	// Warn is true when render's warnings should be recorded: the first round of a generation.
 	Warn bool
+	// Written is true when Next was written in this round. Events about a change of the status
+	// (phase, blocked) wait for the write that records it; until then Prev still holds the old one.
+	Written bool
 }
 
 // Events lists the events a round implies: one for the pods created, a phase change, each
@@ -58,11 +63,12 @@ func Events(r Round) []Event {
 		ev = append(ev, Event{corev1.EventTypeWarning, EventRestarting,
 			fmt.Sprintf("%s %s; restarting it (backoffCount %d)", rs.Pod, ended(rs), d.BackoffCount)})
 	}
-	if d.Blocked != nil && (r.Prev.Phase != r.Next.Phase || r.Warn) {
+	if d.Blocked != nil && r.Written && !blockedBy(r.Prev, d.Blocked.Reason) {
 		ev = append(ev, Event{corev1.EventTypeWarning, d.Blocked.Reason, d.Blocked.Message})
 	}
-	// The first phase of a new job (Pending) is no change worth an event: PodsCreated says it.
-	if r.Prev.Phase != r.Next.Phase && r.Prev.Phase != "" {
+	// A new job's first phase, Pending, is no change worth an event: PodsCreated says it.
+	newPending := r.Prev.Phase == "" && r.Next.Phase == batch.JobPending
+	if r.Written && r.Prev.Phase != r.Next.Phase && !newPending {
 		typ := corev1.EventTypeNormal
 		if r.Next.Phase == batch.JobFailed {
 			typ = corev1.EventTypeWarning
@@ -71,7 +77,10 @@ func Events(r Round) []Event {
 		if reason == "" {
 			reason = string(r.Next.Phase)
 		}
-		msg := fmt.Sprintf("phase %s -> %s", r.Prev.Phase, r.Next.Phase)
+		msg := "phase " + string(r.Next.Phase)
+		if r.Prev.Phase != "" {
+			msg = fmt.Sprintf("phase %s -> %s", r.Prev.Phase, r.Next.Phase)
+		}
 		if d.Message != "" {
 			msg += ": " + d.Message
 		}
@@ -83,6 +92,12 @@ func Events(r Round) []Event {
 		}
 	}
 	return ev
+}
+
+// blockedBy reports whether the status already says the job is blocked for reason.
+func blockedBy(s *batch.TrainingJobStatus, reason string) bool {
+	c := meta.FindStatusCondition(s.Conditions, batch.ConditionInitialized)
+	return c != nil && c.Status == metav1.ConditionFalse && c.Reason == reason
 }
 
 func ended(r render.Restart) string {

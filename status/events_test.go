@@ -26,11 +26,18 @@ func TestEvents(t *testing.T) {
 			want: []Event{{corev1.EventTypeNormal, EventPodsCreated, "created 5 pods: j-master-0, j-worker-0, j-worker-1 and 2 more"}},
 		},
 		"a phase change is an event": {
-			round: Round{Prev: pending, Next: running, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning, Reason: batch.ReasonPodsRunning}}},
+			round: Round{Prev: pending, Next: running, Written: true, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning, Reason: batch.ReasonPodsRunning}}},
 			want:  []Event{{corev1.EventTypeNormal, batch.ReasonPodsRunning, "phase Pending -> Running"}},
 		},
+		"a new job whose first status is Running gets the phase event": {
+			round: Round{Prev: &batch.TrainingJobStatus{}, Next: running, Written: true, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning, Reason: batch.ReasonPodsRunning}}},
+			want:  []Event{{corev1.EventTypeNormal, batch.ReasonPodsRunning, "phase Running"}},
+		},
+		"a phase change whose status is not written yet waits for the write": {
+			round: Round{Prev: pending, Next: running, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning, Reason: batch.ReasonPodsRunning}}},
+		},
 		"a failure is a warning with the reason and message": {
-			round: Round{Prev: running, Next: failed, Out: &render.Output{Decisions: render.Decisions{
+			round: Round{Prev: running, Next: failed, Written: true, Out: &render.Output{Decisions: render.Decisions{
 				Phase: batch.JobFailed, Reason: batch.ReasonBackoffLimitExceeded, Message: "j-worker-0 exited with code 1; restarting it would exceed runPolicy.backoffLimit (3)"}}},
 			want: []Event{{corev1.EventTypeWarning, batch.ReasonBackoffLimitExceeded,
 				"phase Running -> Failed: j-worker-0 exited with code 1; restarting it would exceed runPolicy.backoffLimit (3)"}},

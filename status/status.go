@@ -252,25 +252,28 @@ func tensorBoard(j *render.Job, d *appsv1.Deployment) *batch.DependentStatus {
 	return st
 }
 
-// Changed reports whether next differs from prev, and whether the difference is significant:
-// anything but the per-pod counts and replica lists, or every desired replica now running (or no
-// longer). A controller writes significant changes at once and may batch the others.
-func Changed(prev, next *batch.TrainingJobStatus) (changed, significant bool) {
+// Changed reports whether next differs from prev, and whether the difference is urgent: the job
+// finished, or a replica was restarted (backoffCount, a restartCount). A controller writes urgent
+// changes at once, so an outcome is never late and a counter never lost, and may batch the others
+// (phase Pending or Running, counts, conditions) to save writes.
+func Changed(prev, next *batch.TrainingJobStatus) (changed, urgent bool) {
 	if equality.Semantic.DeepEqual(prev, next) {
 		return false, false
 	}
-	allRunning := func(s *batch.TrainingJobStatus) bool {
-		return s.DesiredReplicas > 0 && s.Aggregate.Running == s.DesiredReplicas
+	finished := func(s *batch.TrainingJobStatus) bool {
+		return s.Phase == batch.JobSucceeded || s.Phase == batch.JobFailed
 	}
-	if allRunning(prev) != allRunning(next) {
+	if finished(next) && !finished(prev) || prev.BackoffCount != next.BackoffCount {
 		return true, true
 	}
-	a, b := prev.DeepCopy(), next.DeepCopy()
-	for _, s := range []*batch.TrainingJobStatus{a, b} {
-		s.Aggregate = batch.Aggregate{}
-		for i := range s.Tasks {
-			s.Tasks[i].ReplicaStatus = nil
+	before := make(map[string]int32, len(prev.Tasks))
+	for _, t := range prev.Tasks {
+		before[t.Type] = t.RestartCount
+	}
+	for _, t := range next.Tasks {
+		if t.RestartCount != before[t.Type] {
+			return true, true
 		}
 	}
-	return true, !equality.Semantic.DeepEqual(a, b)
+	return true, false
 }

@@ -206,29 +206,33 @@ func TestDeriveOfARefusedJob(t *testing.T) {
 }
 
 func TestChanged(t *testing.T) {
-	base := batch.TrainingJobStatus{Phase: batch.JobRunning, DesiredReplicas: 4, Aggregate: batch.Aggregate{Running: 2, Pending: 2},
+	base := batch.TrainingJobStatus{Phase: batch.JobPending, DesiredReplicas: 4, Aggregate: batch.Aggregate{Running: 2, Pending: 2},
 		Tasks: []batch.TaskStatus{{Type: "worker", ReplicaStatus: []batch.ReplicaStatus{{Name: "j-worker-0", Phase: corev1.PodPending}}}}}
 	cases := map[string]struct {
-		edit                         func(*batch.TrainingJobStatus)
-		wantChanged, wantSignificant bool
+		edit                    func(*batch.TrainingJobStatus)
+		wantChanged, wantUrgent bool
 	}{
-		"nothing":                              {edit: func(*batch.TrainingJobStatus) {}},
-		"one more pod running is a count":      {edit: func(s *batch.TrainingJobStatus) { s.Aggregate.Running, s.Aggregate.Pending = 3, 1 }, wantChanged: true},
-		"every pod running is significant":     {edit: func(s *batch.TrainingJobStatus) { s.Aggregate.Running, s.Aggregate.Pending = 4, 0 }, wantChanged: true, wantSignificant: true},
-		"a phase change is significant":        {edit: func(s *batch.TrainingJobStatus) { s.Phase = batch.JobSucceeded }, wantChanged: true, wantSignificant: true},
-		"a restart is significant":             {edit: func(s *batch.TrainingJobStatus) { s.BackoffCount = 1 }, wantChanged: true, wantSignificant: true},
-		"a task's restartCount is significant": {edit: func(s *batch.TrainingJobStatus) { s.Tasks[0].RestartCount = 1 }, wantChanged: true, wantSignificant: true},
-		"a replica's phase is a count": {edit: func(s *batch.TrainingJobStatus) {
-			s.Tasks[0].ReplicaStatus[0].Phase = corev1.PodRunning
-		}, wantChanged: true},
+		"nothing": {edit: func(*batch.TrainingJobStatus) {}},
+		"one more pod running can wait": {edit: func(s *batch.TrainingJobStatus) { s.Aggregate.Running, s.Aggregate.Pending = 3, 1 },
+			wantChanged: true},
+		"a replica's phase can wait": {edit: func(s *batch.TrainingJobStatus) { s.Tasks[0].ReplicaStatus[0].Phase = corev1.PodRunning },
+			wantChanged: true},
+		"Pending to Running can wait": {edit: func(s *batch.TrainingJobStatus) { s.Phase = batch.JobRunning },
+			wantChanged: true},
+		"success is urgent":          {edit: func(s *batch.TrainingJobStatus) { s.Phase = batch.JobSucceeded }, wantChanged: true, wantUrgent: true},
+		"failure is urgent":          {edit: func(s *batch.TrainingJobStatus) { s.Phase = batch.JobFailed }, wantChanged: true, wantUrgent: true},
+		"a restart is urgent":        {edit: func(s *batch.TrainingJobStatus) { s.BackoffCount = 1 }, wantChanged: true, wantUrgent: true},
+		"a task's restart is urgent": {edit: func(s *batch.TrainingJobStatus) { s.Tasks[0].RestartCount = 1 }, wantChanged: true, wantUrgent: true},
+		"a new task without restarts can wait": {edit: func(s *batch.TrainingJobStatus) { s.Tasks = append(s.Tasks, batch.TaskStatus{Type: "master"}) },
+			wantChanged: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			next := base.DeepCopy()
 			tc.edit(next)
-			changed, significant := Changed(&base, next)
-			if changed != tc.wantChanged || significant != tc.wantSignificant {
-				t.Errorf("Changed = %v, %v; want %v, %v", changed, significant, tc.wantChanged, tc.wantSignificant)
+			changed, urgent := Changed(&base, next)
+			if changed != tc.wantChanged || urgent != tc.wantUrgent {
+				t.Errorf("Changed = %v, %v; want %v, %v", changed, urgent, tc.wantChanged, tc.wantUrgent)
 			}
 		})
 	}
