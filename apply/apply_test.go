@@ -244,4 +244,3 @@ func TestDeleteHonoursTheUID(t *testing.T) {
 		t.Errorf("UID preconditions sent (-want +got):\n%s", diff)
 	}
 }
-
