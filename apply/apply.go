@@ -134,16 +134,17 @@ func (a *Applier) patch(ctx context.Context, u *unstructured.Unstructured) error
 // ApplyStatus writes obj's status subresource with server-side apply as fieldManager. The body
 // is the object's apiVersion, kind, name, namespace and status only, so the manager owns exactly
 // the status fields it sends. No resourceVersion is sent, so the write never fails with 409
-// Conflict. obj must have its apiVersion and kind set.
-func (a *Applier) ApplyStatus(ctx context.Context, obj client.Object, status any, fieldManager string) error {
+// Conflict. obj must have its apiVersion and kind set. It returns the resourceVersion the write
+// gave the object.
+func (a *Applier) ApplyStatus(ctx context.Context, obj client.Object, status any, fieldManager string) (string, error) {
 	gvk := obj.GetObjectKind().GroupVersionKind()
 	data, err := json.Marshal(status)
 	if err != nil {
-		return err
+		return "", err
 	}
 	var fields map[string]any
 	if err := json.Unmarshal(data, &fields); err != nil {
-		return err
+		return "", err
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{"status": fields}}
 	u.SetGroupVersionKind(gvk)
@@ -151,9 +152,9 @@ func (a *Applier) ApplyStatus(ctx context.Context, obj client.Object, status any
 	u.SetName(obj.GetName())
 	if err := a.client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
 		client.FieldOwner(fieldManager), client.ForceOwnership); err != nil {
-		return fmt.Errorf("applying the status of %s %s/%s: %w", gvk.Kind, obj.GetNamespace(), obj.GetName(), err)
+		return "", fmt.Errorf("applying the status of %s %s/%s: %w", gvk.Kind, obj.GetNamespace(), obj.GetName(), err)
 	}
-	return nil
+	return u.GetResourceVersion(), nil
 }
 
 // Delete deletes obj if it still has uid. A zero grace period is used when force is set (for an

@@ -62,9 +62,12 @@ type jobReconciler struct {
 	uids map[types.NamespacedName]types.UID
 }
 
+// writtenStatus is the operator's last status write of a job: when, and until the cache shows
+// it, what it wrote and the resourceVersion it produced.
 type writtenStatus struct {
-	status batch.TrainingJobStatus
-	at     time.Time
+	at              time.Time
+	status          *batch.TrainingJobStatus
+	resourceVersion string
 }
 
 // Reconcile brings one job's objects and status in line with render's answer.
@@ -87,7 +90,7 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	r.uids[req.NamespacedName] = uid
 	r.mu.Unlock()
 	now := r.now()
-	current := r.currentStatus(uid, r.kind.status(job))
+	current := r.currentStatus(job, r.kind.status(job))
 	model := r.kind.model(job)
 	model.Status = current
 
@@ -317,12 +320,19 @@ func (r *jobReconciler) liveDeployment(ctx context.Context, desired *appsv1.Depl
 }
 
 // currentStatus is the job's status: the cache's copy, unless the operator has written a newer one
-// that the cache does not show yet.
-func (r *jobReconciler) currentStatus(uid types.UID, cached *batch.TrainingJobStatus) batch.TrainingJobStatus {
+// that the cache does not show yet. Only the operator writes the status, so the cache has caught
+// up once it holds the resourceVersion of that write, or (after a later change to the job) the
+// same status.
+func (r *jobReconciler) currentStatus(job client.Object, cached *batch.TrainingJobStatus) batch.TrainingJobStatus {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	w, ok := r.written[uid]
-	if !ok || equality.Semantic.DeepEqual(&w.status, cached) {
+	w, ok := r.written[job.GetUID()]
+	if !ok || w.status == nil {
+		return *cached
+	}
+	if job.GetResourceVersion() == w.resourceVersion || equality.Semantic.DeepEqual(w.status, cached) {
+		w.status = nil // caught up: forget the copy
+		r.written[job.GetUID()] = w
 		return *cached
 	}
 	return *w.status.DeepCopy()
@@ -347,11 +357,12 @@ func (r *jobReconciler) writeStatus(ctx context.Context, job client.Object, curr
 	if wait := r.statusInterval - now.Sub(last); !urgent && wait > 0 {
 		return false, wait, nil
 	}
-	if err := r.applier.ApplyStatus(ctx, job, next, StatusFieldManager); err != nil {
+	rv, err := r.applier.ApplyStatus(ctx, job, next, StatusFieldManager)
+	if err != nil {
 		return false, 0, err
 	}
 	r.mu.Lock()
-	r.written[uid] = writtenStatus{status: *next.DeepCopy(), at: now}
+	r.written[uid] = writtenStatus{at: now, status: next.DeepCopy(), resourceVersion: rv}
 	r.mu.Unlock()
 	log.FromContext(ctx).V(1).Info("status written", "phase", next.Phase, "aggregate", next.Aggregate)
 	return true, 0, nil
