@@ -99,7 +99,7 @@ run: build cluster-up ## Start the local cluster, install the CRDs and run the o
 	@echo "Trainyard is starting against the local cluster. In another terminal:"
 	@echo "  export KUBECONFIG=$(DEVCLUSTER_DIR)/kubeconfig PATH=$(DEVCLUSTER_DIR)/bin:\$$PATH"
 	@echo "  kubectl apply -f examples/"
-	@echo "  kubectl get pytorchtrainingjobs,tensorflowtrainingjobs"
+	@echo "  kubectl get ptj -w     # and kubectl get tfj -w: Pending, Running, Succeeded"
 	@echo "Stop with Ctrl-C, then 'make cluster-down'."
 	@echo
 	bin/trainyard --kubeconfig $(DEVCLUSTER_DIR)/kubeconfig

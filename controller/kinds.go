@@ -25,14 +25,7 @@ var pyTorchKind = jobKind{
 	newList: func() client.ObjectList { return &batch.PyTorchTrainingJobList{} },
 	model:   func(o client.Object) render.Job { return render.FromPyTorchTrainingJob(o.(*batch.PyTorchTrainingJob)) },
 	status:  func(o client.Object) *batch.TrainingJobStatus { return &o.(*batch.PyTorchTrainingJob).Status },
-	items: func(l client.ObjectList) []client.Object {
-		items := l.(*batch.PyTorchTrainingJobList).Items
-		out := make([]client.Object, len(items))
-		for i := range items {
-			out[i] = &items[i]
-		}
-		return out
-	},
+	items:   func(l client.ObjectList) []client.Object { return objects(l.(*batch.PyTorchTrainingJobList).Items) },
 }
 
 var tensorFlowKind = jobKind{
@@ -43,12 +36,17 @@ var tensorFlowKind = jobKind{
 		return render.FromTensorFlowTrainingJob(o.(*batch.TensorFlowTrainingJob))
 	},
 	status: func(o client.Object) *batch.TrainingJobStatus { return &o.(*batch.TensorFlowTrainingJob).Status },
-	items: func(l client.ObjectList) []client.Object {
-		items := l.(*batch.TensorFlowTrainingJobList).Items
-		out := make([]client.Object, len(items))
-		for i := range items {
-			out[i] = &items[i]
-		}
-		return out
-	},
+	items:  func(l client.ObjectList) []client.Object { return objects(l.(*batch.TensorFlowTrainingJobList).Items) },
+}
+
+// objects lists pointers to a list's items.
+func objects[T any, P interface {
+	*T
+	client.Object
+}](items []T) []client.Object {
+	out := make([]client.Object, len(items))
+	for i := range items {
+		out[i] = P(&items[i])
+	}
+	return out
 }

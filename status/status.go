@@ -5,7 +5,6 @@
 package status
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -217,19 +216,9 @@ func setCondition(st *batch.TrainingJobStatus, now metav1.Time, typ string, stat
 func restartMessage(rs []render.Restart) string {
 	parts := make([]string, 0, len(rs))
 	for _, r := range rs {
-		parts = append(parts, r.Pod+" "+howItEnded(r))
+		parts = append(parts, r.Pod+" "+ended(r))
 	}
-	return "restarted: " + strings.Join(parts, ", ")
-}
-
-func howItEnded(r render.Restart) string {
-	switch {
-	case r.Disrupted:
-		return "(disrupted)"
-	case r.ExitCode != nil:
-		return fmt.Sprintf("(exit code %d)", *r.ExitCode)
-	}
-	return "(failed)"
+	return strings.Join(parts, "; ")
 }
 
 // tensorBoard reports the TensorBoard Deployment as the job's dependent.
