@@ -77,6 +77,10 @@ test-e2e: build ## End-to-end tests (e2e-framework) on a fresh local cluster; E2
 bench: ## Run the render benchmarks.
 	go test -run '^$$' -bench . -benchmem ./render/...
 
+.PHONY: bench-scale
+bench-scale: build ## Measure the operator at scale on its own 20-node cluster (.devcluster/bench/results.md); BENCH_ARGS='--scale=small' for a light run.
+	go run ./hack/benchscale $(BENCH_ARGS)
+
 ##@ Cluster
 
 .PHONY: cluster-up

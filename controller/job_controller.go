@@ -34,7 +34,9 @@ const (
 // jobReconciler runs one job kind: it reads the job and what it owns, asks render what should
 // exist, has apply make it so, and writes the status that status derives. It decides nothing.
 type jobReconciler struct {
-	client   client.Client
+	client client.Client
+	// reader reads from the API server, past the cache.
+	reader   client.Reader
 	kind     jobKind
 	applier  *apply.Applier
 	exp      *apply.Expectations
@@ -102,6 +104,10 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	out, renderErr := render.Render(render.Input{Job: model, Pods: pods, InstalledCRDs: r.crds.installed(), Now: now})
 
 	var act actions
+	if renderErr == nil && r.recreating(ctx, job, &model, out) && !r.stillExists(ctx, job) {
+		logger.V(1).Info("the job is gone; its cache entry is stale")
+		return ctrl.Result{}, nil
+	}
 	if renderErr == nil {
 		act = r.act(ctx, job, &model, out)
 	} else {
@@ -137,6 +143,35 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	}
 	r.record(job, &model, out, &next, act, now)
 	return result, act.err
+}
+
+// recreating reports whether render wants to create again something the job had: pods of a job
+// that has started, or its Service once gone. That is also what a job deleted a moment ago looks
+// like from a cache that has not seen the deletion yet, while the garbage collector removes its
+// objects: so before acting the job's existence is checked on the server (stillExists).
+func (r *jobReconciler) recreating(ctx context.Context, job client.Object, model *render.Job, out *render.Output) bool {
+	if model.Status.StartTime == nil {
+		return false
+	}
+	if len(out.Decisions.Create) > 0 {
+		return true
+	}
+	if out.Service == nil {
+		return false
+	}
+	var svc corev1.Service
+	return apierrors.IsNotFound(r.client.Get(ctx, client.ObjectKeyFromObject(out.Service), &svc))
+}
+
+// stillExists reads the job from the API server, past the cache: false when it is gone or has been
+// replaced by another of the same name.
+func (r *jobReconciler) stillExists(ctx context.Context, job client.Object) bool {
+	live := r.kind.newJob()
+	err := r.reader.Get(ctx, client.ObjectKeyFromObject(job), live)
+	if err != nil {
+		return !apierrors.IsNotFound(err) // on other errors, act as the cache says
+	}
+	return live.GetUID() == job.GetUID() && live.GetDeletionTimestamp() == nil
 }
 
 // ownedPods lists the job's pods from the cache: those with its labels that it controls.

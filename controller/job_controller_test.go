@@ -178,10 +178,13 @@ func testJob(workers int32, policy batch.RestartPolicy) *batch.PyTorchTrainingJo
 	}
 }
 
-func newTestReconciler(c client.Client, now *time.Time) *jobReconciler {
+// newTestReconciler reconciles through the cluster's (possibly stale) client; its reader, like
+// the manager's API reader, sees the truth.
+func newTestReconciler(cl *cluster, now *time.Time) *jobReconciler {
+	c := cl.client
 	s := newShared(c)
 	return &jobReconciler{
-		client: c, kind: pyTorchKind, applier: s.applier, exp: s.exp, recorder: events.NewFakeRecorder(100),
+		client: c, reader: cl.server, kind: pyTorchKind, applier: s.applier, exp: s.exp, recorder: events.NewFakeRecorder(100),
 		metrics: s.metrics, crds: s.crds, createParallelism: 8, statusInterval: time.Second,
 		now:     func() time.Time { return *now },
 		written: map[types.UID]writtenStatus{}, warned: map[types.UID]int64{}, allCreated: map[types.UID]bool{},
@@ -201,7 +204,7 @@ func reconcileOnce(t *testing.T, r *jobReconciler) ctrl.Result {
 func TestStaleCacheDoesNotDuplicatePods(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	c := newCluster(t, testJob(3, batch.RestartPolicyNever))
-	r := newTestReconciler(c.client, &now)
+	r := newTestReconciler(c, &now)
 	c.freeze() // the cache will not see the pods this reconcile creates
 	reconcileOnce(t, r)
 	if _, pods := c.get(); len(pods.Items) != 4 {
@@ -223,7 +226,7 @@ func TestStaleCacheDoesNotDuplicatePods(t *testing.T) {
 func TestStaleCacheDoesNotCountARestartTwice(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	c := newCluster(t, testJob(1, batch.RestartPolicyExitCode))
-	r := newTestReconciler(c.client, &now)
+	r := newTestReconciler(c, &now)
 	reconcileOnce(t, r)
 	c.setPod("j-master-0", corev1.PodRunning, nil)
 	code := int32(137)
@@ -259,10 +262,38 @@ func TestStaleCacheDoesNotCountARestartTwice(t *testing.T) {
 	}
 }
 
+func TestADeletedJobSeenInAStaleCacheGetsNothingBack(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := newCluster(t, testJob(2, batch.RestartPolicyNever))
+	r := newTestReconciler(c, &now)
+	reconcileOnce(t, r)
+	now = now.Add(2 * time.Second)
+	reconcileOnce(t, r) // the status (startTime) is written
+	c.freeze()          // the cache will not see the deletion
+	job, pods := c.get()
+	for i := range pods.Items {
+		if err := c.server.Delete(context.Background(), &pods.Items[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.server.Delete(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	c.pods = nil // the garbage collector's pod deletions are seen, the job's deletion is not
+	c.mu.Unlock()
+	c.takeWrites()
+	now = now.Add(time.Second)
+	reconcileOnce(t, r)
+	if w := c.takeWrites(); len(w) != 0 {
+		t.Errorf("a reconcile of a deleted job (stale cache) wrote %v; want nothing", w)
+	}
+}
+
 func TestNothingChangedNothingWritten(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	c := newCluster(t, testJob(2, batch.RestartPolicyNever))
-	r := newTestReconciler(c.client, &now)
+	r := newTestReconciler(c, &now)
 	reconcileOnce(t, r)
 	for _, p := range []string{"j-master-0", "j-worker-0", "j-worker-1"} {
 		c.setPod(p, corev1.PodRunning, nil)
@@ -286,7 +317,7 @@ func TestStatusIsBatchedButOutcomesAreWrittenAtOnce(t *testing.T) {
 	job := testJob(3, batch.RestartPolicyNever)
 	job.CreationTimestamp = metav1.NewTime(now)
 	c := newCluster(t, job)
-	r := newTestReconciler(c.client, &now)
+	r := newTestReconciler(c, &now)
 	res := reconcileOnce(t, r) // creates the pods; the status (Pending) may wait for the interval
 	if w := c.takeWrites(); len(w) != 5 || res.RequeueAfter != time.Second {
 		t.Fatalf("first reconcile wrote %v and requeues after %s; want the Service and 4 pods, and a requeue after 1s", w, res.RequeueAfter)

@@ -50,6 +50,7 @@ func newShared(c client.Client) *shared {
 func setupJobController(mgr ctrl.Manager, s *shared, kind jobKind, o Options) error {
 	r := &jobReconciler{
 		client:            mgr.GetClient(),
+		reader:            mgr.GetAPIReader(),
 		kind:              kind,
 		applier:           s.applier,
 		exp:               s.exp,

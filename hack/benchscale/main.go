@@ -1,0 +1,262 @@
+// Command benchscale measures the operator at scale on a local loopback cluster (`make bench-scale`):
+// how fast a burst of jobs and one 1,000-pod job get their pods and a status that shows them
+// running, how many write requests the operator makes per pod (from the API server's audit log),
+// how many of them meet a 409 Conflict, and the operator's resident memory.
+//
+// It starts its own cluster (hack/cluster.sh, DEVCLUSTER_DIR=.devcluster/bench, 20 KWOK nodes),
+// installs the CRDs, runs bin/trainyard as a child process, plays the scenarios, then prints a
+// markdown table of each figure beside its target and Kubeflow's figure and writes it to
+// .devcluster/bench/results.md. Figures are recorded, never asserted: the exit status is non-zero
+// only when the run itself broke (the cluster did not start, a phase did not finish in time).
+//
+//	go run ./hack/benchscale [flags] [-- operator flags...]
+//
+// The files: cluster.go (the cluster), operator.go (the operator process), watch.go (what the
+// bench's watches saw, and when), scenarios.go (the jobs and the phases), audit.go (the audit
+// log), report.go (the tables).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+)
+
+// options are the bench's command-line settings.
+type options struct {
+	scale         scale
+	dir           string // DEVCLUSTER_DIR of the bench cluster
+	clusterName   string
+	nodes         int
+	keepCluster   bool
+	operatorBin   string
+	operatorFlags []string
+	masterRun     time.Duration // the burst masters' run-duration
+	idle          time.Duration // idleness before the idle RSS is read
+	settle        time.Duration // no job or pod change for this long: the status has settled
+	phaseTimeout  time.Duration
+	pprof         bool
+	pprofSeconds  int
+}
+
+// scale is the size of the scenarios.
+type scale struct {
+	name          string
+	burstJobs     int // jobs created at once
+	workersPerJob int // workers of each burst job, beside its one master
+	bigWorkers    int // workers of the big job, beside its one master
+	createWorkers int // goroutines creating the burst jobs
+}
+
+func (s scale) podsPerJob() int { return 1 + s.workersPerJob }
+func (s scale) burstPods() int  { return s.burstJobs * s.podsPerJob() }
+func (s scale) bigPods() int    { return 1 + s.bigWorkers }
+func (s scale) isFull() bool    { return s.name == "full" }
+func (s scale) describe() string {
+	return fmt.Sprintf("%s: %d jobs x %d pods, then 1 job of %d pods", s.name, s.burstJobs, s.podsPerJob(), s.bigPods())
+}
+
+var scales = map[string]scale{
+	// The figures the targets are set for.
+	"full": {name: "full", burstJobs: 50, workersPerJob: 7, bigWorkers: 999, createWorkers: 16},
+	// A light run for a shared machine: checks the harness, not the operator.
+	"small": {name: "small", burstJobs: 10, workersPerJob: 3, bigWorkers: 99, createWorkers: 16},
+}
+
+func main() {
+	o, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchscale:", err)
+		os.Exit(2)
+	}
+	// The watches' client-go machinery logs through controller-runtime; the bench reports what
+	// goes wrong itself (a phase that does not finish says what it saw).
+	ctrllog.SetLogger(zap.New(zap.WriteTo(io.Discard)))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		// A second interrupt ends the bench at once (the operator still gets SIGTERM from the
+		// kernel when the bench dies; a cluster left behind is removed by hack/cluster.sh down).
+		stop()
+	}()
+	err = run(ctx, o)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchscale: FAILED:", err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string) (options, error) {
+	fs := flag.NewFlagSet("benchscale", flag.ContinueOnError)
+	var o options
+	var scaleName, operatorFlags string
+	fs.StringVar(&scaleName, "scale", "full", "full (50 jobs x 8 pods, a 1,000-pod job) or small (10 x 4, 100)")
+	fs.StringVar(&o.dir, "dir", "", "DEVCLUSTER_DIR of the bench cluster (default <repo>/.devcluster/bench)")
+	fs.StringVar(&o.clusterName, "cluster", "trainyard-bench", "cluster name (CLUSTER of hack/cluster.sh)")
+	fs.IntVar(&o.nodes, "nodes", 20, "KWOK nodes of the bench cluster")
+	fs.BoolVar(&o.keepCluster, "keep-cluster", false, "leave the cluster running at the end, for debugging (hack/cluster.sh down with the same DEVCLUSTER_DIR and CLUSTER stops it)")
+	fs.StringVar(&o.operatorBin, "operator", "bin/trainyard", "the operator binary (a relative path is relative to the repository)")
+	fs.StringVar(&operatorFlags, "operator-flags", "", "extra operator flags, space-separated (also: everything after --)")
+	fs.DurationVar(&o.masterRun, "master-run-duration", 30*time.Second, "how long each burst job's master runs before it exits 0")
+	fs.DurationVar(&o.idle, "idle", 5*time.Second, "idleness after the operator is ready before its idle RSS is read")
+	fs.DurationVar(&o.settle, "settle", 2*time.Second, "a status has settled when no job or pod changed for this long (more than the operator's --status-batch-interval)")
+	fs.DurationVar(&o.phaseTimeout, "phase-timeout", 5*time.Minute, "longest a phase may take before the run counts as broken")
+	fs.BoolVar(&o.pprof, "pprof", false, "capture a CPU profile of the operator during the big job (needs its --pprof-bind-address) into <dir>/cpu.pprof")
+	fs.IntVar(&o.pprofSeconds, "pprof-seconds", 0, "length of the CPU profile (default 30 at full scale, 10 at small)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	s, ok := scales[scaleName]
+	if !ok {
+		return o, fmt.Errorf("--scale=%q: want full or small", scaleName)
+	}
+	o.scale = s
+	o.operatorFlags = append(strings.Fields(operatorFlags), fs.Args()...)
+	if n := len(fs.Args()); n > 0 && !dashDashGiven(args, n) {
+		return o, fmt.Errorf("unexpected argument %q (operator flags go after --)", fs.Args()[0])
+	}
+	if o.pprofSeconds == 0 {
+		o.pprofSeconds = 10
+		if s.isFull() {
+			o.pprofSeconds = 30
+		}
+	}
+	return o, nil
+}
+
+// dashDashGiven: the n trailing positional arguments came after a "--".
+func dashDashGiven(args []string, n int) bool {
+	i := len(args) - n - 1
+	return i >= 0 && args[i] == "--"
+}
+
+// run brings the cluster and the operator up, plays the scenarios and reports, and always takes
+// down what it started.
+func run(ctx context.Context, o options) (err error) {
+	repo, err := findRepo()
+	if err != nil {
+		return err
+	}
+	if o.dir == "" {
+		o.dir = filepath.Join(repo, ".devcluster", "bench")
+	}
+	if err := os.MkdirAll(o.dir, 0o755); err != nil {
+		return err
+	}
+	cl := cluster{repo: repo, dir: o.dir, name: o.clusterName, nodes: o.nodes}
+	logf("scale %s; cluster %s in %s", o.scale.describe(), cl.name, cl.dir)
+
+	defer func() {
+		if o.keepCluster {
+			logf("cluster kept (--keep-cluster): stop it with DEVCLUSTER_DIR=%s CLUSTER=%s hack/cluster.sh down", cl.dir, cl.name)
+			return
+		}
+		if derr := cl.down(); derr != nil {
+			err = errors.Join(err, derr)
+		}
+	}()
+	if err := cl.up(ctx); err != nil {
+		return err
+	}
+	if err := cl.installCRDs(ctx); err != nil {
+		return err
+	}
+
+	conn, err := cl.connect()
+	if err != nil {
+		return err
+	}
+	if err := conn.removeLeftovers(ctx); err != nil {
+		return err
+	}
+
+	op, err := startOperator(ctx, operatorConfig{
+		bin:        inRepo(repo, o.operatorBin),
+		kubeconfig: cl.kubeconfig(),
+		logPath:    filepath.Join(o.dir, "operator.log"),
+		extraFlags: o.operatorFlags,
+		pprof:      o.pprof,
+	})
+	if err != nil {
+		return err
+	}
+	defer op.stop() // a no-op once stopped below
+
+	res := &results{scale: o.scale, operatorStarted: op.startedAt}
+	b, err := newBench(ctx, conn, o, op, res)
+	if err != nil {
+		return err
+	}
+	runErr := b.run(ctx)
+	b.stopWatches()
+	if runErr != nil {
+		res.notes = append(res.notes, "the run broke: "+runErr.Error())
+	}
+
+	res.peakRSSKB, _ = op.rss("VmHWM")
+	if err := op.stop(); err != nil {
+		res.notes = append(res.notes, "operator stop: "+err.Error())
+	}
+	res.operatorStopped = time.Now()
+	if b.ns != "" && o.keepCluster {
+		b.deleteNamespace()
+	}
+
+	audit, aerr := readAudit(cl.auditLog(), res.windows(), filepath.Join(o.dir, "audit-trainyard.log"))
+	if aerr != nil {
+		res.notes = append(res.notes, "audit log: "+aerr.Error())
+	}
+	res.audit = audit
+	md := res.markdown(describeRun(repo, o, op.args))
+	fmt.Println()
+	fmt.Print(md)
+	out := filepath.Join(o.dir, "results.md")
+	if werr := os.WriteFile(out, []byte(md), 0o644); werr != nil {
+		return errors.Join(runErr, werr)
+	}
+	logf("results written to %s; operator log %s", out, op.cfg.logPath)
+	return errors.Join(runErr, aerr)
+}
+
+// inRepo resolves a path relative to the repository; an absolute path stays as it is.
+func inRepo(repo, path string) string {
+	if filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(repo, path)
+}
+
+// findRepo walks up from the working directory to the module's root.
+func findRepo() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && strings.Contains(string(data), "module github.com/trainyard/trainyard\n") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("run from inside the trainyard repository (no go.mod of github.com/trainyard/trainyard above the working directory)")
+		}
+		dir = parent
+	}
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "[bench %s] %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+)
+
+// tracker records, on the bench's own clock, when the bench's watches first saw each pod and
+// each job reach each state. Every time figure of the report is a difference of these times, so
+// all of them share one clock and one watch latency.
+type tracker struct {
+	mu   sync.Mutex
+	pods map[string]*podRecord // by name: the bench works in one namespace
+	jobs map[string]*jobRecord
+	// lastChange is when a watch last delivered any change of a pod or a job.
+	lastChange time.Time
+}
+
+// podRecord is what the watch saw of one pod.
+type podRecord struct {
+	job, replicaType string
+	phase            corev1.PodPhase
+	deleting         bool      // has a deletionTimestamp
+	seen             time.Time // first seen: the pod exists
+	running          time.Time // first seen Running
+	terminated       time.Time // first seen Succeeded or Failed
+	gone             time.Time // deletion seen
+}
+
+func (p *podRecord) exists() bool { return p.gone.IsZero() }
+
+// unfinished: the pod still exists and has not ended (it may be being deleted).
+func (p *podRecord) unfinished() bool {
+	return p.exists() && p.phase != corev1.PodSucceeded && p.phase != corev1.PodFailed
+}
+
+// jobRecord is what the watch saw of one job.
+type jobRecord struct {
+	desired   int32 // pods the spec asks for
+	phase     batch.JobPhase
+	running   int32 // status.aggregate.running, as last seen
+	phaseSeen map[batch.JobPhase]time.Time
+	// allRunning is when status.aggregate.running == desired was first seen.
+	allRunning time.Time
+	gone       time.Time
+}
+
+func newTracker() *tracker {
+	return &tracker{pods: map[string]*podRecord{}, jobs: map[string]*jobRecord{}}
+}
+
+// expectJob records a job the bench is about to create, before the create call: the watch can
+// deliver the job before the call returns. The watches ignore jobs not expected.
+func (t *tracker) expectJob(name string, desired int32) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.jobs[name] = &jobRecord{desired: desired, phaseSeen: map[batch.JobPhase]time.Time{}}
+}
+
+// view runs f with the records, under the tracker's lock.
+func (t *tracker) view(f func(pods map[string]*podRecord, jobs map[string]*jobRecord)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f(t.pods, t.jobs)
+}
+
+// quietFor is how long no pod or job has changed.
+func (t *tracker) quietFor() time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return time.Since(t.lastChange)
+}
+
+func (t *tracker) observePod(obj any, deleted bool) {
+	now := time.Now()
+	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj, deleted = tomb.Obj, true
+	}
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lastChange = now
+	r := t.pods[p.Name]
+	if r == nil || (!r.exists() && !deleted) { // new, or a new pod of a name seen before
+		r = &podRecord{job: p.Labels[batch.LabelOwnerName], replicaType: p.Labels[batch.LabelReplicaType], seen: now}
+		t.pods[p.Name] = r
+	}
+	if deleted {
+		if r.gone.IsZero() {
+			r.gone = now
+		}
+		return
+	}
+	r.phase = p.Status.Phase
+	r.deleting = p.DeletionTimestamp != nil
+	switch p.Status.Phase {
+	case corev1.PodRunning:
+		if r.running.IsZero() {
+			r.running = now
+		}
+	case corev1.PodSucceeded, corev1.PodFailed:
+		if r.terminated.IsZero() {
+			r.terminated = now
+		}
+	}
+}
+
+func (t *tracker) observeJob(obj any, deleted bool) {
+	now := time.Now()
+	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj, deleted = tomb.Obj, true
+	}
+	j, ok := obj.(*batch.PyTorchTrainingJob)
+	if !ok {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lastChange = now
+	r := t.jobs[j.Name]
+	if r == nil { // not created by this bench run
+		return
+	}
+	if deleted {
+		r.gone = now
+		return
+	}
+	r.phase = j.Status.Phase
+	r.running = j.Status.Aggregate.Running
+	if r.phase != "" {
+		if _, ok := r.phaseSeen[r.phase]; !ok {
+			r.phaseSeen[r.phase] = now
+		}
+	}
+	if r.allRunning.IsZero() && r.desired > 0 && r.running == r.desired {
+		r.allRunning = now
+	}
+}
+
+// watchJobsAndPods starts informers on the namespace's PyTorchTrainingJobs and on their pods
+// (label tensorstack.dev/owner-kind=PyTorchTrainingJob), feeding t, and waits for them to sync.
+// Cancelling ctx stops them.
+func watchJobsAndPods(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, namespace string, t *tracker) error {
+	podSelector := labels.SelectorFromSet(labels.Set{batch.LabelOwnerKind: "PyTorchTrainingJob"})
+	c, err := cache.New(cfg, cache.Options{
+		Scheme:            scheme,
+		DefaultNamespaces: map[string]cache.Config{namespace: {}},
+		DefaultTransform:  cache.TransformStripManagedFields(),
+		ByObject:          map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: podSelector}},
+	})
+	if err != nil {
+		return err
+	}
+	handlers := map[client.Object]func(obj any, deleted bool){
+		&corev1.Pod{}:               t.observePod,
+		&batch.PyTorchTrainingJob{}: t.observeJob,
+	}
+	for obj, observe := range handlers {
+		inf, err := c.GetInformer(ctx, obj)
+		if err != nil {
+			return err
+		}
+		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc:    func(o any) { observe(o, false) },
+			UpdateFunc: func(_, o any) { observe(o, false) },
+			DeleteFunc: func(o any) { observe(o, true) },
+		}); err != nil {
+			return err
+		}
+	}
+	go func() { _ = c.Start(ctx) }()
+	syncCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if !c.WaitForCacheSync(syncCtx) {
+		return fmt.Errorf("the bench's watches did not sync within a minute")
+	}
+	return nil
+}
