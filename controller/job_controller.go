@@ -60,6 +60,8 @@ type jobReconciler struct {
 	allCreated map[types.UID]bool
 	// podGroupsGone holds the jobs whose PodGroup has been deleted since render stopped wanting it.
 	podGroupsGone map[types.UID]bool
+	// running holds when each job was first found Running, until a status write says so.
+	running map[types.UID]time.Time
 	// uids maps each job seen to its UID, to forget it once it is gone.
 	uids map[types.NamespacedName]types.UID
 }
@@ -101,19 +103,15 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		return ctrl.Result{}, err
 	}
 	pods = apply.Observe(r.exp, string(uid), pods, now)
-	out, renderErr := render.Render(render.Input{Job: model, Pods: pods, InstalledCRDs: r.crds.installed(), Now: now})
+	out, renderErr := render.Render(render.Input{Job: model, Pods: pods, InstalledCRDs: r.crds.installed(), Now: now, OnlyPodsToCreate: true})
 
-	var act actions
 	if renderErr == nil && r.recreating(ctx, job, &model, out) && !r.stillExists(ctx, job) {
 		logger.V(1).Info("the job is gone; its cache entry is stale")
 		return ctrl.Result{}, nil
 	}
-	if renderErr == nil {
-		act = r.act(ctx, job, &model, out)
-	} else {
+	if renderErr != nil {
 		logger.V(1).Info("render refused the job", "error", renderErr)
 	}
-
 	var tb *appsv1.Deployment
 	if renderErr == nil && out.TensorBoard != nil {
 		tb = r.liveDeployment(ctx, out.TensorBoard.Deployment)
@@ -126,9 +124,26 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if renderErr == nil && out.Decisions.RequeueAfter != nil {
 		result.RequeueAfter = out.Decisions.RequeueAfter.Duration
 	}
-	written, wait, err := r.writeStatus(ctx, job, &current, &next, now)
-	if err != nil {
-		return result, errors.Join(act.err, err)
+
+	// An outcome is recorded before the clean-up it starts, so it is not held up by the deletions
+	// (and, being sticky, the clean-up resumes after a crash). Otherwise the objects come first:
+	// a restart's deletion precedes its count, which is then never counted twice.
+	var act actions
+	var written bool
+	var wait time.Duration
+	finishing := finished(next.Phase) && !finished(current.Phase)
+	if finishing {
+		if written, wait, err = r.writeStatus(ctx, job, &current, &next, now); err != nil {
+			return result, err
+		}
+	}
+	if renderErr == nil {
+		act = r.act(ctx, job, &model, out)
+	}
+	if !finishing {
+		if written, wait, err = r.writeStatus(ctx, job, &current, &next, now); err != nil {
+			return result, errors.Join(act.err, err)
+		}
 	}
 	if wait > 0 && (result.RequeueAfter == 0 || wait < result.RequeueAfter) {
 		result.RequeueAfter = wait
@@ -174,24 +189,17 @@ func (r *jobReconciler) stillExists(ctx context.Context, job client.Object) bool
 	return live.GetUID() == job.GetUID() && live.GetDeletionTimestamp() == nil
 }
 
-// ownedPods lists the job's pods from the cache: those with its labels that it controls.
+// ownedPods lists the pods the job controls, from the cache's index of pods by controller UID.
 // Note: the pods share their maps and slices with the cache (no deep copy, which for a 1,000-pod
 // job was most of the garbage of a reconcile): render, status and the expectations only read
 // them, and Observe copies a pod before marking it.
 func (r *jobReconciler) ownedPods(ctx context.Context, job client.Object) ([]corev1.Pod, error) {
 	var list corev1.PodList
-	if err := r.client.List(ctx, &list, client.InNamespace(job.GetNamespace()), client.MatchingLabels{
-		batch.LabelOwnerKind: r.kind.gvk.Kind, batch.LabelOwnerName: job.GetName(),
-	}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := r.client.List(ctx, &list, client.InNamespace(job.GetNamespace()),
+		client.MatchingFields{podControllerIndex: string(job.GetUID())}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
-	pods := list.Items[:0]
-	for _, p := range list.Items {
-		if ref := metav1.GetControllerOf(&p); ref != nil && ref.UID == job.GetUID() {
-			pods = append(pods, p)
-		}
-	}
-	return pods, nil
+	return list.Items, nil
 }
 
 // actions is what act did.
@@ -323,11 +331,9 @@ func (r *jobReconciler) deletePods(ctx context.Context, job client.Object, dels 
 // createPods creates the pods render lists in Decisions.Create, in slow-start batches.
 func (r *jobReconciler) createPods(ctx context.Context, job client.Object, out *render.Output) ([]string, error) {
 	owner := string(job.GetUID())
-	objs := make([]client.Object, 0, len(out.Decisions.Create))
-	for _, p := range out.Pods {
-		if slices.Contains(out.Decisions.Create, p.Name) {
-			objs = append(objs, p)
-		}
+	objs := make([]client.Object, len(out.Pods)) // render returns only the pods to create
+	for i, p := range out.Pods {
+		objs[i] = p
 	}
 	var mu sync.Mutex
 	var created []string
@@ -389,6 +395,13 @@ func (r *jobReconciler) writeStatus(ctx context.Context, job client.Object, curr
 	if created := job.GetCreationTimestamp().Time; created.After(last) {
 		last = created
 	}
+	// The first pods of a job run: Running waits (up to an interval) for the rest of its gang, so
+	// that one write says Running with every replica running.
+	if next.Phase == batch.JobRunning && current.Phase != batch.JobRunning && next.Aggregate.Running < next.DesiredReplicas {
+		if since := r.runningSince(uid, now); since.After(last) {
+			last = since
+		}
+	}
 	if wait := r.statusInterval - now.Sub(last); !urgent && wait > 0 {
 		return false, wait, nil
 	}
@@ -398,9 +411,22 @@ func (r *jobReconciler) writeStatus(ctx context.Context, job client.Object, curr
 	}
 	r.mu.Lock()
 	r.written[uid] = writtenStatus{at: now, status: next.DeepCopy(), resourceVersion: rv}
+	delete(r.running, uid)
 	r.mu.Unlock()
 	log.FromContext(ctx).V(1).Info("status written", "phase", next.Phase, "aggregate", next.Aggregate)
 	return true, 0, nil
+}
+
+// runningSince is when the job was first found Running while its status did not say so yet.
+func (r *jobReconciler) runningSince(uid types.UID, now time.Time) time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t, ok := r.running[uid]
+	if !ok {
+		t = now
+		r.running[uid] = t
+	}
+	return t
 }
 
 // firstRoundOf reports whether this is the first reconcile of the job's generation (render's
@@ -458,6 +484,7 @@ func (r *jobReconciler) forget(name types.NamespacedName) {
 		delete(r.warned, uid)
 		delete(r.allCreated, uid)
 		delete(r.podGroupsGone, uid)
+		delete(r.running, uid)
 	}
 	r.mu.Unlock()
 	if ok {
@@ -471,6 +498,8 @@ func (r *jobReconciler) podGroupGone(uid types.UID) bool {
 	defer r.mu.Unlock()
 	return r.podGroupsGone[uid]
 }
+
+func finished(p batch.JobPhase) bool { return p == batch.JobSucceeded || p == batch.JobFailed }
 
 func ownedBy(obj metav1.Object, job client.Object) bool {
 	ref := metav1.GetControllerOf(obj)

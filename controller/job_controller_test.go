@@ -37,7 +37,8 @@ type cluster struct {
 
 func newCluster(t *testing.T, job *batch.PyTorchTrainingJob) *cluster {
 	c := &cluster{t: t, deletes: map[string]int{}}
-	c.server = fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(job).WithStatusSubresource(job).Build()
+	c.server = fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(job).WithStatusSubresource(job).
+		WithIndex(&corev1.Pod{}, podControllerIndex, controllerUID).Build()
 	c.client = interceptor.NewClient(c.server, interceptor.Funcs{
 		Get: func(ctx context.Context, cl client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 			c.mu.Lock()
@@ -188,7 +189,7 @@ func newTestReconciler(cl *cluster, now *time.Time) *jobReconciler {
 		metrics: s.metrics, crds: s.crds, createParallelism: 8, statusInterval: time.Second,
 		now:     func() time.Time { return *now },
 		written: map[types.UID]writtenStatus{}, warned: map[types.UID]int64{}, allCreated: map[types.UID]bool{},
-		podGroupsGone: map[types.UID]bool{}, uids: map[types.NamespacedName]types.UID{},
+		podGroupsGone: map[types.UID]bool{}, uids: map[types.NamespacedName]types.UID{}, running: map[types.UID]time.Time{},
 	}
 }
 
@@ -344,6 +345,32 @@ func TestStatusIsBatchedButOutcomesAreWrittenAtOnce(t *testing.T) {
 	reconcileOnce(t, r) // the outcome is written at once, within the interval
 	if got, _ := c.get(); got.Status.Phase != batch.JobSucceeded {
 		t.Fatalf("100ms after the master succeeded the job is %s; want Succeeded at once", got.Status.Phase)
+	}
+}
+
+func TestRunningWaitsForTheGangUpToAnInterval(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	job := testJob(3, batch.RestartPolicyNever)
+	job.CreationTimestamp = metav1.NewTime(now)
+	c := newCluster(t, job)
+	r := newTestReconciler(c, &now)
+	reconcileOnce(t, r)
+	now = now.Add(2 * time.Second)
+	reconcileOnce(t, r) // Pending, written
+	c.setPod("j-master-0", corev1.PodRunning, nil)
+	now = now.Add(2 * time.Second)
+	c.takeWrites()
+	res := reconcileOnce(t, r) // 1 of 4 running: Running waits for the others
+	if w := c.takeWrites(); len(w) != 0 || res.RequeueAfter != time.Second {
+		t.Fatalf("first pod running: wrote %v, requeue after %s; want nothing and 1s", w, res.RequeueAfter)
+	}
+	for _, p := range []string{"j-worker-0", "j-worker-1", "j-worker-2"} {
+		c.setPod(p, corev1.PodRunning, nil)
+	}
+	now = now.Add(300 * time.Millisecond)
+	reconcileOnce(t, r) // the gang is up: one write, Running with all four
+	if got, _ := c.get(); got.Status.Phase != batch.JobRunning || got.Status.Aggregate.Running != 4 || len(c.takeWrites()) != 1 {
+		t.Fatalf("gang up: status %s with %d running; want one write, Running with 4", got.Status.Phase, got.Status.Aggregate.Running)
 	}
 }
 

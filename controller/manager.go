@@ -28,7 +28,7 @@ import (
 // within seconds: the client's own rate limit must not be what holds creation back (the API
 // server's Priority and Fairness protects it), and a job's creations go out 64 at a time.
 const (
-	DefaultMaxConcurrentReconciles = 8
+	DefaultMaxConcurrentReconciles = 16
 	DefaultQPS                     = 500
 	DefaultBurst                   = 1000
 	DefaultCreateParallelism       = 64
@@ -128,6 +128,9 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := indexPodsByController(ctx, mgr); err != nil {
 		return err
 	}
 	s := newShared(mgr.GetClient())

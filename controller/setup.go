@@ -1,12 +1,14 @@
 package controller
 
 import (
+	"context"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -24,6 +26,21 @@ const IntentAnnotation = "batch.tensorstack.dev/applied-intent"
 
 // expectationTTL is how long a creation or deletion the cache has not shown is remembered.
 const expectationTTL = time.Minute
+
+// podControllerIndex indexes cached pods by the UID of their controller (the job).
+const podControllerIndex = "trainyard.controllerUID"
+
+// indexPodsByController registers podControllerIndex with the manager's cache.
+func indexPodsByController(ctx context.Context, mgr ctrl.Manager) error {
+	return mgr.GetFieldIndexer().IndexField(ctx, &corev1.Pod{}, podControllerIndex, controllerUID)
+}
+
+func controllerUID(o client.Object) []string {
+	if ref := metav1.GetControllerOf(o); ref != nil {
+		return []string{string(ref.UID)}
+	}
+	return nil
+}
 
 // shared are the parts both kinds' reconcilers use.
 type shared struct {
@@ -65,6 +82,7 @@ func setupJobController(mgr ctrl.Manager, s *shared, kind jobKind, o Options) er
 		allCreated:        map[types.UID]bool{},
 		podGroupsGone:     map[types.UID]bool{},
 		uids:              map[types.NamespacedName]types.UID{},
+		running:           map[types.UID]time.Time{},
 	}
 	// The operator's own status writes change neither generation, labels nor annotations, so
 	// they wake no reconcile; spec edits, /scale, and annotations (a forced reconcile) do.

@@ -86,17 +86,21 @@ func BenchmarkRender(b *testing.B) {
 		name    string
 		job     Job
 		running bool
+		// onlyToCreate renders as the controller does (Input.OnlyPodsToCreate).
+		onlyToCreate bool
 	}{
-		{"pytorch-1000-workers/create", pytorchJob(1000), false},
-		{"pytorch-1000-workers/running", pytorchJob(1000), true},
-		{"tensorflow-64-pods/create", tensorflowJob(1, 8, 55), false},
-		{"tensorflow-64-pods/running", tensorflowJob(1, 8, 55), true},
+		{"pytorch-1000-workers/create", pytorchJob(1000), false, false},
+		{"pytorch-1000-workers/running", pytorchJob(1000), true, false},
+		{"pytorch-1000-workers/running-only-pods-to-create", pytorchJob(1000), true, true},
+		{"tensorflow-64-pods/create", tensorflowJob(1, 8, 55), false, false},
+		{"tensorflow-64-pods/running", tensorflowJob(1, 8, 55), true, false},
 	}
 	for _, tc := range cases {
 		in := Input{Job: tc.job, Now: now, InstalledCRDs: crds}
 		if tc.running {
 			in.Pods = runningPods(b, in)
 		}
+		in.OnlyPodsToCreate = tc.onlyToCreate
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
@@ -104,7 +108,11 @@ func BenchmarkRender(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if got, want := len(out.Pods), int(tc.job.PodCount()); got != want {
+				want := int(tc.job.PodCount())
+				if tc.onlyToCreate {
+					want = len(out.Decisions.Create)
+				}
+				if got := len(out.Pods); got != want {
 					b.Fatalf("rendered %d pods, want %d", got, want)
 				}
 			}

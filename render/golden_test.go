@@ -1,6 +1,10 @@
 package render
 
 import (
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+
 	"flag"
 	"os"
 	"path/filepath"
@@ -9,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected output of the golden cases")
@@ -66,6 +71,7 @@ func renderCase(t *testing.T, dir string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	checkOnlyPodsToCreate(t, in, out)
 	doc, err := Print(out)
 	if err != nil {
 		t.Fatalf("printing the output: %v", err)
@@ -76,6 +82,29 @@ func renderCase(t *testing.T, dir string) ([]byte, error) {
 		t.Fatalf("rendering twice gave different output:\n%s", cmp.Diff(string(doc), string(doc2)))
 	}
 	return doc, nil
+}
+
+// checkOnlyPodsToCreate: with Input.OnlyPodsToCreate, render decides the same and returns exactly
+// the pods of Decisions.Create, as the full render has them.
+func checkOnlyPodsToCreate(t *testing.T, in Input, full *Output) {
+	t.Helper()
+	in.OnlyPodsToCreate = true
+	lean, err := Render(in)
+	if err != nil {
+		t.Fatalf("OnlyPodsToCreate: %v", err)
+	}
+	if diff := cmp.Diff(full.Decisions, lean.Decisions); diff != "" {
+		t.Errorf("OnlyPodsToCreate changed the decisions (-full +lean):\n%s", diff)
+	}
+	var want []*corev1.Pod
+	for _, p := range full.Pods {
+		if slices.Contains(full.Decisions.Create, p.Name) {
+			want = append(want, p)
+		}
+	}
+	if diff := cmp.Diff(want, lean.Pods, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("OnlyPodsToCreate pods (-want +got):\n%s", diff)
+	}
 }
 
 func checkGolden(t *testing.T, path string, got []byte) {

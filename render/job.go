@@ -118,6 +118,10 @@ type Input struct {
 	InstalledCRDs map[string]bool
 	// Now is the current time.
 	Now time.Time
+	// OnlyPodsToCreate makes Output.Pods hold only the pods listed in Decisions.Create, rather than
+	// every desired pod: all a controller needs that creates pods once and never patches them.
+	// The decisions are the same either way.
+	OnlyPodsToCreate bool
 }
 
 // FromPyTorchTrainingJob converts a PyTorchTrainingJob into the render model.

@@ -29,7 +29,10 @@ type envContract interface {
 // in this round (it is created again once gone), and lists in Decisions.Create those not observed.
 func (r *renderer) desiredPods() []*corev1.Pod {
 	env := r.env
-	pods := make([]*corev1.Pod, 0, r.job.PodCount())
+	var pods []*corev1.Pod
+	if !r.in.OnlyPodsToCreate {
+		pods = make([]*corev1.Pod, 0, r.job.PodCount())
+	}
 	for ti := range r.job.Replicas {
 		t := &r.job.Replicas[ti]
 		proto, c := r.prototype(t)
@@ -42,11 +45,14 @@ func (r *renderer) desiredPods() []*corev1.Pod {
 			if observed != nil && observed.deleting {
 				continue
 			}
-			pod := proto.DeepCopy()
-			pod.Name = PodName(r.job.Name, t.Type, i)
+			name := PodName(r.job.Name, t.Type, i)
 			if observed == nil {
-				r.out.Decisions.Create = append(r.out.Decisions.Create, pod.Name)
+				r.out.Decisions.Create = append(r.out.Decisions.Create, name)
+			} else if r.in.OnlyPodsToCreate {
+				continue
 			}
+			pod := proto.DeepCopy()
+			pod.Name = name
 			pod.Spec.Hostname = pod.Name
 			pod.Labels[batch.LabelReplicaIndex] = strconv.FormatInt(int64(i), 10)
 			if c >= 0 {
