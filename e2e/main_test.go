@@ -33,6 +33,9 @@ var (
 	repoRoot = mustAbs("..")
 	// kubectlPath is the pinned kubectl built by hack/tools.sh, or $KUBECTL.
 	kubectlPath string
+	// auditLog is the API server's audit log of write requests (hack/kwok/audit-policy.yaml), where
+	// the local cluster has one; E2E_AUDIT_LOG names it for another cluster.
+	auditLog string
 )
 
 const clusterName = "trainyard-e2e"
@@ -49,22 +52,31 @@ func TestMain(m *testing.M) {
 		os.Exit(2)
 	}
 
+	// Finish steps run in the order they are registered: the operator stops first, the cluster last.
+	var clusterDown env.Func
 	switch provider := os.Getenv("E2E_PROVIDER"); provider {
 	case "", "local":
 		dir := filepath.Join(repoRoot, ".devcluster", "e2e")
 		testenv.Setup(localClusterUp(dir))
-		testenv.Finish(localClusterDown(dir))
+		clusterDown = localClusterDown(dir)
+		auditLog = filepath.Join(dir, "kwok", "clusters", clusterName, "logs", "audit.log")
 	case "kind":
 		testenv.Setup(envfuncs.CreateCluster(kind.NewProvider(), clusterName))
-		testenv.Finish(envfuncs.DestroyCluster(clusterName))
+		clusterDown = envfuncs.DestroyCluster(clusterName)
 	case "existing":
 		cfg.WithKubeconfigFile(os.Getenv("KUBECONFIG"))
 	default:
 		fmt.Fprintf(os.Stderr, "e2e: E2E_PROVIDER=%q: want local, kind or existing\n", provider)
 		os.Exit(2)
 	}
-	testenv.Setup(installCRDs)
-	testenv.Finish(uninstallCRDs)
+	if a := os.Getenv("E2E_AUDIT_LOG"); a != "" {
+		auditLog = a
+	}
+	testenv.Setup(installCRDs, startSharedOperator)
+	testenv.Finish(stopSharedOperator, uninstallCRDs)
+	if clusterDown != nil {
+		testenv.Finish(clusterDown)
+	}
 	os.Exit(testenv.Run(m))
 }
 
