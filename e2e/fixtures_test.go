@@ -100,7 +100,10 @@ func (b *jobBuilder) runPolicy() *batch.RunPolicy {
 }
 
 func (b *jobBuilder) BackoffLimit(n int32) *jobBuilder { b.runPolicy().BackoffLimit = &n; return b }
-func (b *jobBuilder) Deadline(s int64) *jobBuilder     { b.runPolicy().ActiveDeadlineSeconds = &s; return b }
+func (b *jobBuilder) Deadline(s int64) *jobBuilder {
+	b.runPolicy().ActiveDeadlineSeconds = &s
+	return b
+}
 func (b *jobBuilder) CleanUp(p batch.CleanUpPolicy) *jobBuilder {
 	b.runPolicy().CleanUpPolicy = p
 	return b
