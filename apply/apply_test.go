@@ -32,7 +32,7 @@ func pods(n int) []client.Object {
 	return out
 }
 
-func TestCreateAllGoesOutInSlowStartBatches(t *testing.T) {
+func TestCreateAllSendsACanaryThenBoundedBatches(t *testing.T) {
 	var inFlight, peak atomic.Int32
 	var mu sync.Mutex
 	var order []string
@@ -66,7 +66,10 @@ func TestCreateAllGoesOutInSlowStartBatches(t *testing.T) {
 	}
 	// The first batch is one object alone: it is the first request made.
 	if order[0] != "p-000" {
-		t.Errorf("first request for %s; want p-000, the slow start's batch of one", order[0])
+		t.Errorf("first request for %s; want p-000, the canary", order[0])
+	}
+	if peak.Load() < 2 {
+		t.Errorf("at most %d creation in flight; the batches after the canary go out in parallel", peak.Load())
 	}
 	var list corev1.PodList
 	if err := c.List(context.Background(), &list); err != nil || len(list.Items) != 100 {
@@ -88,26 +91,26 @@ func TestCreateAllStopsAfterAFailingBatchAndResumesWithoutDuplicates(t *testing.
 	}).Build()
 	a := NewApplier(c, "test", intentKey)
 	noop := func(client.Object) {}
-	// Batches: [0] [1 2] [3 4 5 6] [7..14] ...: p-005 fails in the third batch.
-	created, err := a.CreateAll(context.Background(), pods(40), 64, noop, func(CreateResult) {})
+	// Batches: [0] [1..4] [5..8] [9..12] ...: p-005 fails in the third batch.
+	created, err := a.CreateAll(context.Background(), pods(40), 4, noop, func(CreateResult) {})
 	if !errors.Is(err, errTest) {
 		t.Fatalf("CreateAll error = %v; want the injected failure", err)
 	}
-	if created != 6 || calls.Load() != 7 {
-		t.Fatalf("created %d in %d requests; want 6 in 7 (batches of 1, 2 and 4, no later batch)", created, calls.Load())
+	if created != 8 || calls.Load() != 9 {
+		t.Fatalf("created %d in %d requests; want 8 in 9 (the canary and two batches of 4, no later batch)", created, calls.Load())
 	}
 	// A retry, as the next reconcile makes it, gives the same list: existing objects count as done.
 	failing = false
 	var createdAgain, existed atomic.Int32
-	created, err = a.CreateAll(context.Background(), pods(40), 64, noop, func(r CreateResult) {
+	created, err = a.CreateAll(context.Background(), pods(40), 4, noop, func(r CreateResult) {
 		if r.Created {
 			createdAgain.Add(1)
 		} else if r.Err == nil {
 			existed.Add(1)
 		}
 	})
-	if err != nil || created != 34 || existed.Load() != 6 {
-		t.Fatalf("retry created %d (err %v), found %d existing; want 34 created, 6 existing", created, err, existed.Load())
+	if err != nil || created != 32 || existed.Load() != 8 {
+		t.Fatalf("retry created %d (err %v), found %d existing; want 32 created, 8 existing", created, err, existed.Load())
 	}
 }
 

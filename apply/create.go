@@ -18,9 +18,11 @@ type CreateResult struct {
 	Err     error
 }
 
-// CreateAll creates objs with POST, once each, in slow-start batches: 1 object, then 2, 4, ...
-// up to maxParallel at a time, as kube-controller-manager's Job controller does, so a job whose
-// creates all fail (a quota, a bad template) costs a handful of requests rather than thousands.
+// CreateAll creates objs with POST, once each: one object first, as a canary, then batches of up
+// to maxParallel at a time. A job whose creates all fail (a quota, a bad template, an admission
+// webhook) costs one request per attempt rather than thousands, and a job that creates fine pays
+// one round trip for the canary. (kube-controller-manager's Job controller doubles its batches
+// from 1 instead: an 8-pod gang then waits four round trips rather than two.)
 // It stops after the first batch with an error that is not AlreadyExists; objects of later
 // batches are not attempted and not reported. An object that already exists counts as done,
 // so calling CreateAll again after a failure part-way never duplicates anything.
@@ -33,7 +35,7 @@ func (a *Applier) CreateAll(ctx context.Context, objs []client.Object, maxParall
 	}
 	var mu sync.Mutex
 	var errs []error
-	for start, size := 0, 1; start < len(objs); start, size = start+size, min(2*size, maxParallel) {
+	for start, size := 0, 1; start < len(objs); start, size = start+size, maxParallel {
 		batch := objs[start:min(start+size, len(objs))]
 		var wg sync.WaitGroup
 		for _, obj := range batch {

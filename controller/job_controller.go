@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -395,14 +396,24 @@ func (r *jobReconciler) writeStatus(ctx context.Context, job client.Object, curr
 	if created := job.GetCreationTimestamp().Time; created.After(last) {
 		last = created
 	}
-	// The first pods of a job run: Running waits (up to an interval) for the rest of its gang, so
-	// that one write says Running with every replica running.
-	if next.Phase == batch.JobRunning && current.Phase != batch.JobRunning && next.Aggregate.Running < next.DesiredReplicas {
-		if since := r.runningSince(uid, now); since.After(last) {
-			last = since
+	due := last.Add(r.statusInterval)
+	switch {
+	case current.Phase == "" && next.Phase == batch.JobPending && !blocked(next):
+		// A new job's first status waits up to two intervals for its pods to start, so that a job
+		// whose pods start promptly is written once, already Running.
+		due = last.Add(2 * r.statusInterval)
+	case next.Phase == batch.JobRunning && current.Phase != batch.JobRunning && next.Aggregate.Running == next.DesiredReplicas:
+		// The whole gang runs: say so at once (this write replaces the Pending one that waited).
+		due = now
+	case next.Phase == batch.JobRunning && current.Phase != batch.JobRunning:
+		// Its first pods run: Running waits up to three intervals for the rest of the gang, so that
+		// one write says Running with every replica running.
+		if d := r.runningSince(uid, now).Add(3 * r.statusInterval); d.After(due) {
+			due = d
 		}
 	}
-	if wait := r.statusInterval - now.Sub(last); !urgent && wait > 0 {
+	if wait := due.Sub(now); !urgent && wait > 0 {
+		log.FromContext(ctx).V(2).Info("status write deferred", "wait", wait, "phase", next.Phase, "aggregate", next.Aggregate)
 		return false, wait, nil
 	}
 	rv, err := r.applier.ApplyStatus(ctx, job, next, StatusFieldManager)
@@ -413,7 +424,7 @@ func (r *jobReconciler) writeStatus(ctx context.Context, job client.Object, curr
 	r.written[uid] = writtenStatus{at: now, status: next.DeepCopy(), resourceVersion: rv}
 	delete(r.running, uid)
 	r.mu.Unlock()
-	log.FromContext(ctx).V(1).Info("status written", "phase", next.Phase, "aggregate", next.Aggregate)
+	log.FromContext(ctx).V(1).Info("status written", "urgent", urgent, "phase", next.Phase, "from", current.Phase, "aggregate", next.Aggregate, "was", current.Aggregate)
 	return true, 0, nil
 }
 
@@ -497,6 +508,13 @@ func (r *jobReconciler) podGroupGone(uid types.UID) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.podGroupsGone[uid]
+}
+
+// blocked reports whether the status says the job cannot start (a missing PodGroup CRD, a spec
+// only render refuses): that is written without waiting.
+func blocked(s *batch.TrainingJobStatus) bool {
+	c := meta.FindStatusCondition(s.Conditions, batch.ConditionInitialized)
+	return c != nil && c.Status == metav1.ConditionFalse
 }
 
 func finished(p batch.JobPhase) bool { return p == batch.JobSucceeded || p == batch.JobFailed }

@@ -319,25 +319,26 @@ func TestStatusIsBatchedButOutcomesAreWrittenAtOnce(t *testing.T) {
 	job.CreationTimestamp = metav1.NewTime(now)
 	c := newCluster(t, job)
 	r := newTestReconciler(c, &now)
-	res := reconcileOnce(t, r) // creates the pods; the status (Pending) may wait for the interval
-	if w := c.takeWrites(); len(w) != 5 || res.RequeueAfter != time.Second {
-		t.Fatalf("first reconcile wrote %v and requeues after %s; want the Service and 4 pods, and a requeue after 1s", w, res.RequeueAfter)
+	res := reconcileOnce(t, r) // creates the pods; a new job's Pending waits up to two intervals
+	if w := c.takeWrites(); len(w) != 5 || res.RequeueAfter != 2*time.Second {
+		t.Fatalf("first reconcile wrote %v and requeues after %s; want the Service and 4 pods, and a requeue after 2s", w, res.RequeueAfter)
 	}
 	for _, p := range []string{"j-master-0", "j-worker-0", "j-worker-1", "j-worker-2"} {
 		c.setPod(p, corev1.PodRunning, nil)
 	}
 	now = now.Add(400 * time.Millisecond)
-	res = reconcileOnce(t, r) // all running, still within the interval
-	if w := c.takeWrites(); len(w) != 0 || res.RequeueAfter != 600*time.Millisecond {
-		t.Fatalf("within the interval: wrote %v, requeue after %s; want nothing and 600ms", w, res.RequeueAfter)
-	}
-	now = now.Add(res.RequeueAfter)
-	reconcileOnce(t, r)
+	reconcileOnce(t, r) // the whole gang runs: written at once, the first and only write so far
 	if w := c.takeWrites(); len(w) != 1 {
-		t.Fatalf("after the interval: wrote %v; want the status once", w)
+		t.Fatalf("the gang up: wrote %v; want the status once", w)
 	}
 	if got, _ := c.get(); got.Status.Phase != batch.JobRunning || got.Status.Aggregate.Running != 4 {
-		t.Fatalf("status after the interval: %s with %d running; want Running with 4", got.Status.Phase, got.Status.Aggregate.Running)
+		t.Fatalf("status: %s with %d running; want Running with 4", got.Status.Phase, got.Status.Aggregate.Running)
+	}
+	c.setPod("j-worker-2", corev1.PodSucceeded, ptr(int32(0)))
+	now = now.Add(100 * time.Millisecond)
+	res = reconcileOnce(t, r) // a worker's end is a count: it waits for the interval
+	if w := c.takeWrites(); len(w) != 0 || res.RequeueAfter != 900*time.Millisecond {
+		t.Fatalf("a count 100ms after a write: wrote %v, requeue after %s; want nothing and 900ms", w, res.RequeueAfter)
 	}
 	zero := int32(0)
 	c.setPod("j-master-0", corev1.PodSucceeded, &zero)
@@ -348,7 +349,7 @@ func TestStatusIsBatchedButOutcomesAreWrittenAtOnce(t *testing.T) {
 	}
 }
 
-func TestRunningWaitsForTheGangUpToAnInterval(t *testing.T) {
+func TestRunningWaitsForTheGangUpToThreeIntervals(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	job := testJob(3, batch.RestartPolicyNever)
 	job.CreationTimestamp = metav1.NewTime(now)
@@ -361,8 +362,8 @@ func TestRunningWaitsForTheGangUpToAnInterval(t *testing.T) {
 	now = now.Add(2 * time.Second)
 	c.takeWrites()
 	res := reconcileOnce(t, r) // 1 of 4 running: Running waits for the others
-	if w := c.takeWrites(); len(w) != 0 || res.RequeueAfter != time.Second {
-		t.Fatalf("first pod running: wrote %v, requeue after %s; want nothing and 1s", w, res.RequeueAfter)
+	if w := c.takeWrites(); len(w) != 0 || res.RequeueAfter != 3*time.Second {
+		t.Fatalf("first pod running: wrote %v, requeue after %s; want nothing and 3s", w, res.RequeueAfter)
 	}
 	for _, p := range []string{"j-worker-0", "j-worker-1", "j-worker-2"} {
 		c.setPod(p, corev1.PodRunning, nil)
