@@ -42,9 +42,6 @@ func NewApplier(c client.Client, fieldManager, intentKey string) *Applier {
 	return &Applier{client: c, fieldManager: fieldManager, intentKey: intentKey, applied: map[objectKey]string{}}
 }
 
-// FieldManager is the field manager the Applier writes as.
-func (a *Applier) FieldManager() string { return a.fieldManager }
-
 // Apply makes live hold desired's fields, with server-side apply. live is the object as the
 // cache has it, or nil when the cache has none. It writes nothing, and returns false, when live
 // already carries desired's intent hash. desired must have its apiVersion and kind set.

@@ -313,12 +313,17 @@ func TestNothingChangedNothingWritten(t *testing.T) {
 	}
 }
 
+// newJobCreatedAt is a cluster holding a master and 3 workers created at *now, and its reconciler.
+func newJobCreatedAt(t *testing.T, now *time.Time) (*cluster, *jobReconciler) {
+	job := testJob(3, batch.RestartPolicyNever)
+	job.CreationTimestamp = metav1.NewTime(*now)
+	c := newCluster(t, job)
+	return c, newTestReconciler(c, now)
+}
+
 func TestStatusIsBatchedButOutcomesAreWrittenAtOnce(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	job := testJob(3, batch.RestartPolicyNever)
-	job.CreationTimestamp = metav1.NewTime(now)
-	c := newCluster(t, job)
-	r := newTestReconciler(c, &now)
+	c, r := newJobCreatedAt(t, &now)
 	res := reconcileOnce(t, r) // creates the pods; a new job's Pending waits up to two intervals
 	if w := c.takeWrites(); len(w) != 5 || res.RequeueAfter != 2*time.Second {
 		t.Fatalf("first reconcile wrote %v and requeues after %s; want the Service and 4 pods, and a requeue after 2s", w, res.RequeueAfter)
@@ -351,10 +356,7 @@ func TestStatusIsBatchedButOutcomesAreWrittenAtOnce(t *testing.T) {
 
 func TestRunningWaitsForTheGangUpToThreeIntervals(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	job := testJob(3, batch.RestartPolicyNever)
-	job.CreationTimestamp = metav1.NewTime(now)
-	c := newCluster(t, job)
-	r := newTestReconciler(c, &now)
+	c, r := newJobCreatedAt(t, &now)
 	reconcileOnce(t, r)
 	now = now.Add(2 * time.Second)
 	reconcileOnce(t, r) // Pending, written
