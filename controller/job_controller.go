@@ -215,14 +215,33 @@ type actions struct {
 // server-side apply; the pods render deletes, then the pods it creates.
 func (r *jobReconciler) act(ctx context.Context, job client.Object, model *render.Job, out *render.Output) actions {
 	var a actions
+	// The Service and the TensorBoard go out beside the pods: nothing waits on them. The PodGroup
+	// must exist before any pod (the gang scheduler reads it), so it comes first.
+	dependents := make(chan error, 1)
+	go func() { dependents <- r.applyDependents(ctx, job, out) }()
 	var errs []error
-	if err := r.applyService(ctx, job, job.GetName(), out.Service); err != nil {
-		errs = append(errs, err)
-	}
 	podGroupReady := true
 	if err := r.applyPodGroup(ctx, job, model, out); err != nil {
 		errs = append(errs, err)
 		podGroupReady = false
+	}
+	a.deleted, errs = r.deletePods(ctx, job, out.Decisions.Delete, errs)
+	if podGroupReady && len(out.Decisions.Create) > 0 {
+		a.created, a.createErr = r.createPods(ctx, job, out)
+		if a.createErr != nil {
+			errs = append(errs, a.createErr)
+		}
+	}
+	errs = append(errs, <-dependents)
+	a.err = errors.Join(errs...)
+	return a
+}
+
+// applyDependents applies the job's Service and TensorBoard.
+func (r *jobReconciler) applyDependents(ctx context.Context, job client.Object, out *render.Output) error {
+	var errs []error
+	if err := r.applyService(ctx, job, job.GetName(), out.Service); err != nil {
+		errs = append(errs, err)
 	}
 	if tb := out.TensorBoard; tb != nil {
 		if _, err := r.applier.Apply(ctx, tb.Deployment, r.liveDeployment(ctx, tb.Deployment)); err != nil {
@@ -232,15 +251,7 @@ func (r *jobReconciler) act(ctx context.Context, job client.Object, model *rende
 			errs = append(errs, err)
 		}
 	}
-	a.deleted, errs = r.deletePods(ctx, job, out.Decisions.Delete, errs)
-	if podGroupReady && len(out.Decisions.Create) > 0 {
-		a.created, a.createErr = r.createPods(ctx, job, out)
-		if a.createErr != nil {
-			errs = append(errs, a.createErr)
-		}
-	}
-	a.err = errors.Join(errs...)
-	return a
+	return errors.Join(errs...)
 }
 
 // applyService applies the Service name (or deletes it when render wants none).
