@@ -52,19 +52,35 @@ type jobReconciler struct {
 	now            func() time.Time
 
 	mu sync.Mutex
-	// written is the status last written per job and when; it stands in for the cache's copy
-	// until the cache shows that write (only the operator writes the status).
-	written map[types.UID]writtenStatus
-	// warned is the generation whose warnings were recorded, per job.
-	warned map[types.UID]int64
-	// allCreated holds the jobs whose creation-to-all-pods time has been observed.
-	allCreated map[types.UID]bool
-	// podGroupsGone holds the jobs whose PodGroup has been deleted since render stopped wanting it.
-	podGroupsGone map[types.UID]bool
-	// running holds when each job was first found Running, until a status write says so.
-	running map[types.UID]time.Time
-	// uids maps each job seen to its UID, to forget it once it is gone.
-	uids map[types.NamespacedName]types.UID
+	// jobs is what the reconciler remembers of each job it has seen, by UID; names maps a job's
+	// name to its UID, to forget it once it is gone.
+	jobs  map[types.UID]*jobMemory
+	names map[types.NamespacedName]types.UID
+}
+
+// jobMemory is what the reconciler keeps of one job between reconciles.
+type jobMemory struct {
+	// written is the last status write; it stands in for the cache's copy until the cache shows
+	// it (only the operator writes the status).
+	written writtenStatus
+	// warnedGeneration is the generation whose warnings were recorded.
+	warnedGeneration int64
+	// allCreated: the time from creation to all pods created has been observed.
+	allCreated bool
+	// podGroupGone: the PodGroup has been deleted since render stopped wanting it.
+	podGroupGone bool
+	// runningSince is when the job was first found Running while its status did not say so yet.
+	runningSince time.Time
+}
+
+// memory is the job's record, created on first use. The caller holds r.mu.
+func (r *jobReconciler) memory(uid types.UID) *jobMemory {
+	m := r.jobs[uid]
+	if m == nil {
+		m = &jobMemory{}
+		r.jobs[uid] = m
+	}
+	return m
 }
 
 // writtenStatus is the operator's last status write of a job: when, and until the cache shows
@@ -92,7 +108,7 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	job.GetObjectKind().SetGroupVersionKind(r.kind.gvk)
 	uid := job.GetUID()
 	r.mu.Lock()
-	r.uids[req.NamespacedName] = uid
+	r.names[req.NamespacedName] = uid
 	r.mu.Unlock()
 	now := r.now()
 	current := r.currentStatus(job, r.kind.status(job))
@@ -279,7 +295,7 @@ func (r *jobReconciler) applyService(ctx context.Context, job client.Object, nam
 func (r *jobReconciler) applyPodGroup(ctx context.Context, job client.Object, model *render.Job, out *render.Output) error {
 	if out.PodGroup != nil {
 		r.mu.Lock()
-		delete(r.podGroupsGone, job.GetUID())
+		r.memory(job.GetUID()).podGroupGone = false
 		r.mu.Unlock()
 		_, err := r.applier.ApplyUncached(ctx, out.PodGroup)
 		return err
@@ -302,7 +318,7 @@ func (r *jobReconciler) applyPodGroup(ctx context.Context, job client.Object, mo
 	}
 	r.applier.Forget(live)
 	r.mu.Lock()
-	r.podGroupsGone[job.GetUID()] = true
+	r.memory(job.GetUID()).podGroupGone = true
 	r.mu.Unlock()
 	return nil
 }
@@ -379,13 +395,12 @@ func (r *jobReconciler) liveDeployment(ctx context.Context, desired *appsv1.Depl
 func (r *jobReconciler) currentStatus(job client.Object, cached *batch.TrainingJobStatus) batch.TrainingJobStatus {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	w, ok := r.written[job.GetUID()]
-	if !ok || w.status == nil {
+	w := &r.memory(job.GetUID()).written
+	if w.status == nil {
 		return *cached
 	}
 	if job.GetResourceVersion() == w.resourceVersion || equality.Semantic.DeepEqual(w.status, cached) {
 		w.status = nil // caught up: forget the copy
-		r.written[job.GetUID()] = w
 		return *cached
 	}
 	return *w.status.DeepCopy()
@@ -402,7 +417,7 @@ func (r *jobReconciler) writeStatus(ctx context.Context, job client.Object, curr
 	}
 	uid := job.GetUID()
 	r.mu.Lock()
-	last := r.written[uid].at
+	last := r.memory(uid).written.at
 	r.mu.Unlock()
 	if created := job.GetCreationTimestamp().Time; created.After(last) {
 		last = created
@@ -432,8 +447,9 @@ func (r *jobReconciler) writeStatus(ctx context.Context, job client.Object, curr
 		return false, 0, err
 	}
 	r.mu.Lock()
-	r.written[uid] = writtenStatus{at: now, status: next.DeepCopy(), resourceVersion: rv}
-	delete(r.running, uid)
+	m := r.memory(uid)
+	m.written = writtenStatus{at: now, status: next.DeepCopy(), resourceVersion: rv}
+	m.runningSince = time.Time{}
 	r.mu.Unlock()
 	log.FromContext(ctx).V(1).Info("status written", "urgent", urgent, "phase", next.Phase, "from", current.Phase, "aggregate", next.Aggregate, "was", current.Aggregate)
 	return true, 0, nil
@@ -443,12 +459,11 @@ func (r *jobReconciler) writeStatus(ctx context.Context, job client.Object, curr
 func (r *jobReconciler) runningSince(uid types.UID, now time.Time) time.Time {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	t, ok := r.running[uid]
-	if !ok {
-		t = now
-		r.running[uid] = t
+	m := r.memory(uid)
+	if m.runningSince.IsZero() {
+		m.runningSince = now
 	}
-	return t
+	return m.runningSince
 }
 
 // firstRoundOf reports whether this is the first reconcile of the job's generation (render's
@@ -456,10 +471,11 @@ func (r *jobReconciler) runningSince(uid types.UID, now time.Time) time.Time {
 func (r *jobReconciler) firstRoundOf(uid types.UID, generation int64) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.warned[uid] == generation {
+	m := r.memory(uid)
+	if m.warnedGeneration == generation {
 		return false
 	}
-	r.warned[uid] = generation
+	m.warnedGeneration = generation
 	return true
 }
 
@@ -487,8 +503,9 @@ func (r *jobReconciler) record(job client.Object, model *render.Job, out *render
 	if out != nil && next.StartTime != nil && next.Aggregate.Creating == 0 &&
 		(model.Status.StartTime == nil || model.Status.Aggregate.Creating > 0) {
 		r.mu.Lock()
-		first := !r.allCreated[job.GetUID()]
-		r.allCreated[job.GetUID()] = true
+		m := r.memory(job.GetUID())
+		first := !m.allCreated
+		m.allCreated = true
 		r.mu.Unlock()
 		if first {
 			r.metrics.podsCreatedSeconds.WithLabelValues(kind).Observe(now.Sub(job.GetCreationTimestamp().Time).Seconds())
@@ -499,15 +516,9 @@ func (r *jobReconciler) record(job client.Object, model *render.Job, out *render
 // forget drops what the reconciler remembers of a job that is gone.
 func (r *jobReconciler) forget(name types.NamespacedName) {
 	r.mu.Lock()
-	uid, ok := r.uids[name]
-	delete(r.uids, name)
-	if ok {
-		delete(r.written, uid)
-		delete(r.warned, uid)
-		delete(r.allCreated, uid)
-		delete(r.podGroupsGone, uid)
-		delete(r.running, uid)
-	}
+	uid, ok := r.names[name]
+	delete(r.names, name)
+	delete(r.jobs, uid)
 	r.mu.Unlock()
 	if ok {
 		r.exp.Forget(string(uid))
@@ -518,7 +529,7 @@ func (r *jobReconciler) forget(name types.NamespacedName) {
 func (r *jobReconciler) podGroupGone(uid types.UID) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.podGroupsGone[uid]
+	return r.memory(uid).podGroupGone
 }
 
 // blocked reports whether the status says the job cannot start (a missing PodGroup CRD, a spec

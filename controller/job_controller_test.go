@@ -187,9 +187,8 @@ func newTestReconciler(cl *cluster, now *time.Time) *jobReconciler {
 	return &jobReconciler{
 		client: c, reader: cl.server, kind: pyTorchKind, applier: s.applier, exp: s.exp, recorder: events.NewFakeRecorder(100),
 		metrics: s.metrics, crds: s.crds, createParallelism: 8, statusInterval: time.Second,
-		now:     func() time.Time { return *now },
-		written: map[types.UID]writtenStatus{}, warned: map[types.UID]int64{}, allCreated: map[types.UID]bool{},
-		podGroupsGone: map[types.UID]bool{}, uids: map[types.NamespacedName]types.UID{}, running: map[types.UID]time.Time{},
+		now:  func() time.Time { return *now },
+		jobs: map[types.UID]*jobMemory{}, names: map[types.NamespacedName]types.UID{},
 	}
 }
 

@@ -77,12 +77,8 @@ func setupJobController(mgr ctrl.Manager, s *shared, kind jobKind, o Options) er
 		createParallelism: o.CreateParallelism,
 		statusInterval:    o.StatusInterval,
 		now:               time.Now,
-		written:           map[types.UID]writtenStatus{},
-		warned:            map[types.UID]int64{},
-		allCreated:        map[types.UID]bool{},
-		podGroupsGone:     map[types.UID]bool{},
-		uids:              map[types.NamespacedName]types.UID{},
-		running:           map[types.UID]time.Time{},
+		jobs:              map[types.UID]*jobMemory{},
+		names:             map[types.NamespacedName]types.UID{},
 	}
 	// The operator's own status writes change neither generation, labels nor annotations, so
 	// they wake no reconcile; spec edits, /scale, and annotations (a forced reconcile) do.
