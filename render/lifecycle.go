@@ -131,7 +131,10 @@ func (r *renderer) deadline() {
 	if end == nil {
 		return
 	}
-	if left := end.Sub(r.now.Time); left > 0 {
+	// Note: counted from the exact input time, not the second-truncated one render stamps
+	// objects with, so the job is looked at again when the deadline falls due, not up to a
+	// second after.
+	if left := end.Sub(r.in.Now); left > 0 {
 		r.out.Decisions.RequeueAfter = &metav1.Duration{Duration: left}
 	}
 }
