@@ -95,7 +95,11 @@ cluster-down: ## Stop the local cluster and every process it started.
 .PHONY: install
 install: ## Install the CRDs into the cluster of .devcluster/kubeconfig.
 	$(DEVCLUSTER_DIR)/bin/kubectl --kubeconfig $(DEVCLUSTER_DIR)/kubeconfig apply --server-side --force-conflicts -k kustomize/crd
-	$(DEVCLUSTER_DIR)/bin/kubectl --kubeconfig $(DEVCLUSTER_DIR)/kubeconfig wait --for=condition=Established crd --all --timeout=60s
+	@# kubectl wait fails at once on a CRD too new to have conditions: ask again for up to 60 s.
+	for i in $$(seq 120); do \
+	  $(DEVCLUSTER_DIR)/bin/kubectl --kubeconfig $(DEVCLUSTER_DIR)/kubeconfig wait --for=condition=Established crd --all --timeout=60s && break; \
+	  [ $$i -lt 120 ] || exit 1; sleep 0.5; \
+	done
 
 .PHONY: run
 run: build cluster-up ## Start the local cluster, install the CRDs and run the operator in the foreground.

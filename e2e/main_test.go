@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/e2e-framework/pkg/env"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
@@ -115,8 +116,21 @@ func installCRDs(ctx context.Context, cfg *envconf.Config) (context.Context, err
 	if _, err := kubectl(ctx, cfg, "", "apply", "--server-side", "-f", podGroupCRDs); err != nil {
 		return ctx, err
 	}
-	_, err := kubectl(ctx, cfg, "", "wait", "--for=condition=Established", "--timeout=60s", "crd", "--all")
-	return ctx, err
+	return ctx, waitCRDsEstablished(ctx, cfg)
+}
+
+// waitCRDsEstablished waits for every CRD to be Established. Note: kubectl wait fails at once,
+// rather than waiting, on a CRD created so recently that it has no conditions yet ("accessor
+// error"), so it is asked again until the deadline.
+func waitCRDsEstablished(ctx context.Context, cfg *envconf.Config) error {
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		_, err := kubectl(ctx, cfg, "", "wait", "--for=condition=Established", "--timeout=60s", "crd", "--all")
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
 
 func uninstallCRDs(ctx context.Context, cfg *envconf.Config) (context.Context, error) {

@@ -74,7 +74,15 @@ func (c cluster) installCRDs(ctx context.Context) error {
 	if err := c.run(ctx, "apply", "--server-side", "--force-conflicts", "-k", filepath.Join(c.repo, "kustomize", "crd")); err != nil {
 		return err
 	}
-	return c.run(ctx, "wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
+	// kubectl wait fails at once on a CRD too new to have conditions: ask again for up to 60 s.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		err := c.run(ctx, "wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
 
 // run runs the pinned kubectl against the cluster.
