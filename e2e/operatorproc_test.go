@@ -27,6 +27,9 @@ type operatorProcess struct {
 }
 
 var (
+	// kubeconfigPath is the test cluster's kubeconfig, for features that run kubectl.
+	kubeconfigPath string
+
 	operatorMu sync.Mutex
 	// sharedOperator is the operator the features run against; a feature that must stop or kill
 	// it (the crash feature) replaces it under operatorMu.
@@ -112,6 +115,7 @@ func loopbackAddr() (string, error) {
 }
 
 func startSharedOperator(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
+	kubeconfigPath = cfg.KubeconfigFile()
 	p, err := startOperator(cfg, "operator.log")
 	if err != nil {
 		return ctx, err
