@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -50,10 +51,19 @@ func (a *Applier) Apply(ctx context.Context, desired client.Object, live client.
 	if err != nil {
 		return false, err
 	}
-	if live != nil && live.GetAnnotations()[a.intentKey] == hash {
+	if !isNil(live) && live.GetAnnotations()[a.intentKey] == hash {
 		return false, nil
 	}
 	return true, a.patch(ctx, body)
+}
+
+// isNil reports whether obj is nil, or a nil pointer in the interface.
+func isNil(obj client.Object) bool {
+	if obj == nil {
+		return true
+	}
+	v := reflect.ValueOf(obj)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // ApplyUncached is Apply for kinds the caller does not watch (their CRD may come and go): it

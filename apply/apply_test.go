@@ -176,6 +176,15 @@ func TestApplyWritesOnlyWhenTheIntentChanges(t *testing.T) {
 	}
 }
 
+func TestApplyTakesANilPointerForNoLiveObject(t *testing.T) {
+	c, n := applyCounter()
+	a := NewApplier(c, "test", intentKey)
+	var missing *corev1.Service // as a cache lookup that found nothing returns it
+	if _, err := a.Apply(context.Background(), service(80), missing); err != nil || n.Load() != 1 {
+		t.Fatalf("Apply with a nil *Service as the live object: %v, %d requests; want it applied once", err, n.Load())
+	}
+}
+
 func TestIntentHashIsStableAndIgnoresServerFields(t *testing.T) {
 	a := NewApplier(nil, "test", intentKey)
 	s1, s2 := service(80), service(80)

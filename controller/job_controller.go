@@ -260,7 +260,11 @@ func (r *jobReconciler) applyDependents(ctx context.Context, job client.Object, 
 		errs = append(errs, err)
 	}
 	if tb := out.TensorBoard; tb != nil {
-		if _, err := r.applier.Apply(ctx, tb.Deployment, r.liveDeployment(ctx, tb.Deployment)); err != nil {
+		var live client.Object // Note: a nil *Deployment in the interface would not be nil
+		if d := r.liveDeployment(ctx, tb.Deployment); d != nil {
+			live = d
+		}
+		if _, err := r.applier.Apply(ctx, tb.Deployment, live); err != nil {
 			errs = append(errs, err)
 		}
 		if err := r.applyService(ctx, job, tb.Service.Name, tb.Service); err != nil {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -175,4 +176,66 @@ func kubectlNS(ctx context.Context, t *testing.T, ns, stdin string, args ...stri
 	}
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// TestTensorBoard: a job's TensorBoard Deployment and Service are created, status.tensorboard
+// turns ready when the Deployment is available, the TensorBoard outlives the job's completion and
+// goes with the job.
+func TestTensorBoard(t *testing.T) {
+	testenv.Test(t, operatorFeature("a TensorBoard is created, reported ready, outlives the job's success and goes with the job", "tb", tensorBoardLifecycle))
+}
+
+func tensorBoardLifecycle(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	// The logs' claim, bound to a volume that nothing mounts (no container runs here).
+	pv := &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: ns + "-logs"},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
+			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimDelete,
+			PersistentVolumeSource:        corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/nonexistent/" + ns}},
+			ClaimRef:                      &corev1.ObjectReference{Namespace: ns, Name: "logs"},
+		},
+	}
+	if err := c.Create(ctx, pv); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), pv) })
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "logs"},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
+			StorageClassName: ptr(""),
+			VolumeName:       pv.Name,
+			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		},
+	}
+	if err := c.Create(ctx, pvc); err != nil {
+		t.Fatal(err)
+	}
+	job := pyTorchJob("tb").Master(sim("4s", "0")).Obj().(*batch.PyTorchTrainingJob)
+	job.Spec.TensorboardSpec = &batch.TensorBoardSpec{Image: "example.invalid/tensorboard:1", LogDir: &batch.LogDir{PVC: []batch.PVCLogDir{{Name: "logs"}}}}
+	create(ctx, t, c, ns, job)
+	eventually(t, 60*time.Second, "status.tensorboard is ready", func() (bool, string) {
+		st, _ := jobStatus(ctx, c, ns, "tb")
+		if st.Tensorboard == nil {
+			return false, "no status.tensorboard"
+		}
+		return st.Tensorboard.Ready && st.Tensorboard.Dependent != nil, fmt.Sprintf("%+v", *st.Tensorboard)
+	})
+	waitPhase(ctx, t, c, ns, "tb", batch.JobSucceeded)
+	time.Sleep(2 * time.Second)
+	for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}} {
+		if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "tb-tensorboard"}, obj); err != nil {
+			t.Errorf("after the job succeeded, its TensorBoard %T: %v", obj, err)
+		}
+	}
+	if err := c.Delete(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "the TensorBoard goes with the job", func() (bool, string) {
+		errD := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "tb-tensorboard"}, &appsv1.Deployment{})
+		errS := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "tb-tensorboard"}, &corev1.Service{})
+		return errD != nil && errS != nil, fmt.Sprintf("deployment: %v, service: %v", errD, errS)
+	})
 }
