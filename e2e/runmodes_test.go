@@ -239,3 +239,46 @@ func tensorBoardLifecycle(ctx context.Context, t *testing.T, c client.Client, ns
 		return errD != nil && errS != nil, fmt.Sprintf("deployment: %v, service: %v", errD, errS)
 	})
 }
+
+// TestGangCRDInstalledLater: a job whose PodGroup kind is not installed creates no pod and says
+// which CRD is missing; installing the CRD later lets it go on with no edit to the job. It runs
+// alone: it removes the T9k PodGroup stand-in CRD for a while.
+func TestGangCRDInstalledLater(t *testing.T) {
+	const crd = "podgroups.scheduler.tensorstack.dev"
+	reinstall := func(ctx context.Context, t *testing.T) {
+		if out, err := kubectlNS(ctx, t, "default", "", "apply", "--server-side", "-f", podGroupCRDs); err != nil {
+			t.Fatalf("installing the PodGroup CRDs: %v\n%s", err, out)
+		}
+		eventually(t, 60*time.Second, crd+" is Established", func() (bool, string) {
+			out, err := kubectlNS(ctx, t, "default", "", "get", "crd", crd, "-o", `jsonpath={.status.conditions[?(@.type=="Established")].status}`)
+			return err == nil && strings.TrimSpace(out) == "True", out
+		})
+	}
+	testenv.Test(t, operatorFeature("a gang job waits, naming the missing PodGroup CRD, and goes on once it is installed", "gang-later",
+		func(ctx context.Context, t *testing.T, c client.Client, ns string) {
+			if out, err := kubectlNS(ctx, t, "default", "", "delete", "crd", crd, "--wait=true"); err != nil {
+				t.Fatalf("removing %s: %v\n%s", crd, err, out)
+			}
+			t.Cleanup(func() { reinstall(context.Background(), t) })
+			job := pyTorchJob("gl").Workers(3, sim("", "")).Obj().(*batch.PyTorchTrainingJob)
+			job.Spec.Scheduler = &batch.SchedulePolicy{T9kScheduler: &batch.T9kScheduler{Queue: "default"}}
+			create(ctx, t, c, ns, job)
+			eventually(t, 30*time.Second, "the job says the PodGroup CRD is missing", func() (bool, string) {
+				st, _ := jobStatus(ctx, c, ns, "gl")
+				return condition(st, batch.ConditionInitialized) == "False/"+batch.ReasonPodGroupCRDMissing, fmt.Sprintf("%+v", st.Conditions)
+			})
+			time.Sleep(2 * time.Second)
+			if pods := podsByName(ctx, t, c, ns, "gl"); len(pods) != 0 {
+				t.Fatalf("pods were created without their PodGroup kind: %v", keys(pods))
+			}
+			reinstall(ctx, t)
+			eventually(t, 60*time.Second, "the PodGroup and the 4 pods exist", func() (bool, string) {
+				pg := &unstructured.Unstructured{}
+				pg.SetAPIVersion("scheduler.tensorstack.dev/v1beta1")
+				pg.SetKind("PodGroup")
+				err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "gl"}, pg)
+				pods := podsByName(ctx, t, c, ns, "gl")
+				return err == nil && len(pods) == 4, fmt.Sprintf("podgroup: %v, pods: %s", err, keys(pods))
+			})
+		}))
+}
