@@ -284,13 +284,15 @@ func (r *jobReconciler) applyService(ctx context.Context, job client.Object, nam
 	}
 	switch {
 	case desired != nil && found:
-		_, err = r.applier.Apply(ctx, desired, &live)
+		_, err := r.applier.Apply(ctx, desired, &live)
+		return err
 	case desired != nil:
-		_, err = r.applier.Apply(ctx, desired, nil)
+		_, err := r.applier.Apply(ctx, desired, nil)
+		return err
 	case found && ownedBy(&live, job):
-		err = r.applier.Delete(ctx, &live, live.UID, false)
+		return r.applier.Delete(ctx, &live, live.UID, false)
 	}
-	return err
+	return nil // none wanted, none there
 }
 
 // applyPodGroup applies render's PodGroup. PodGroup kinds are CRDs that may be installed after

@@ -290,6 +290,29 @@ func TestADeletedJobSeenInAStaleCacheGetsNothingBack(t *testing.T) {
 	}
 }
 
+func TestAFinishedJobWithoutPodsReconcilesCleanly(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := newCluster(t, testJob(1, batch.RestartPolicyNever))
+	r := newTestReconciler(c, &now)
+	reconcileOnce(t, r)
+	c.setPod("j-worker-0", corev1.PodRunning, nil)
+	c.setPod("j-master-0", corev1.PodSucceeded, ptr(int32(0)))
+	now = now.Add(2 * time.Second)
+	reconcileOnce(t, r) // Succeeded: the running worker is cleaned up
+	_, pods := c.get()
+	for i := range pods.Items {
+		if err := c.server.Delete(context.Background(), &pods.Items[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 3 { // the Service goes with the last pod; afterwards there is nothing to do
+		now = now.Add(time.Second)
+		if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "j"}}); err != nil {
+			t.Fatalf("reconciling a finished job with no pod and no Service: %v", err)
+		}
+	}
+}
+
 func TestNothingChangedNothingWritten(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	c := newCluster(t, testJob(2, batch.RestartPolicyNever))
