@@ -244,6 +244,11 @@ func (r *jobReconciler) act(ctx context.Context, job client.Object, model *rende
 	a.deleted, errs = r.deletePods(ctx, job, out.Decisions.Delete, errs)
 	if podGroupReady && len(out.Decisions.Create) > 0 {
 		a.created, a.createErr = r.createPods(ctx, job, out)
+		if namespaceTerminating(a.createErr) {
+			// The namespace controller is deleting the namespace, the job with it: nothing to retry.
+			log.FromContext(ctx).V(1).Info("not creating pods: the namespace is being deleted")
+			a.createErr = nil
+		}
 		if a.createErr != nil {
 			errs = append(errs, a.createErr)
 		}
@@ -543,6 +548,12 @@ func (r *jobReconciler) podGroupGone(uid types.UID) bool {
 func blocked(s *batch.TrainingJobStatus) bool {
 	c := meta.FindStatusCondition(s.Conditions, batch.ConditionInitialized)
 	return c != nil && c.Status == metav1.ConditionFalse
+}
+
+// namespaceTerminating reports whether err says the namespace is being deleted.
+func namespaceTerminating(err error) bool {
+	var status *apierrors.StatusError
+	return errors.As(err, &status) && apierrors.HasStatusCause(status, corev1.NamespaceTerminatingCause)
 }
 
 func finished(p batch.JobPhase) bool { return p == batch.JobSucceeded || p == batch.JobFailed }

@@ -3,13 +3,17 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -400,3 +404,24 @@ func TestRunningWaitsForTheGangUpToThreeIntervals(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestNamespaceTerminating(t *testing.T) {
+	terminating := apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "j-worker-0", errors.New("unable to create new content in namespace ns because it is being terminated"))
+	terminating.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause}}
+	cases := map[string]struct {
+		err  error
+		want bool
+	}{
+		"a create refused in a namespace being deleted, wrapped and joined": {
+			err: errors.Join(fmt.Errorf("creating *v1.Pod ns/j-worker-0: %w", terminating)), want: true},
+		"another refusal": {err: apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "p", errors.New("quota exceeded"))},
+		"no error at all": {},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := namespaceTerminating(tc.err); got != tc.want {
+				t.Errorf("namespaceTerminating = %v; want %v", got, tc.want)
+			}
+		})
+	}
+}
