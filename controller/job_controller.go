@@ -253,7 +253,9 @@ func (r *jobReconciler) act(ctx context.Context, job client.Object, model *rende
 			errs = append(errs, a.createErr)
 		}
 	}
-	errs = append(errs, <-dependents)
+	if err := <-dependents; !namespaceTerminating(err) {
+		errs = append(errs, err)
+	}
 	a.err = errors.Join(errs...)
 	return a
 }
