@@ -31,6 +31,10 @@ func (t *crdTracker) installed() map[string]bool {
 	return t.set
 }
 
+// update records that the CRD name is present or not, and reports whether it is a PodGroup CRD.
+// Note: every kind's handler shares the tracker and wakes its own jobs whenever a PodGroup CRD
+// comes or goes; gating the wake on "this call changed the set" woke only the kind whose handler
+// happened to run first.
 func (t *crdTracker) update(name string, present bool) bool {
 	if !slices.Contains(render.PodGroupCRDs(), name) {
 		return false
@@ -38,7 +42,7 @@ func (t *crdTracker) update(name string, present bool) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.set[name] == present {
-		return false
+		return true
 	}
 	set := make(map[string]bool, len(t.set)+1) // copy on write: readers hold the old map
 	for k, v := range t.set {
@@ -53,7 +57,8 @@ func (t *crdTracker) update(name string, present bool) bool {
 	return true
 }
 
-// handler keeps the set current and requeues every job listed by jobs when it changes.
+// handler keeps the set current and requeues every job listed by jobs when a PodGroup CRD comes
+// or goes.
 func (t *crdTracker) handler(jobs func(context.Context) []reconcile.Request) handler.EventHandler {
 	wake := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		for _, r := range jobs(ctx) {
