@@ -21,7 +21,7 @@ func runRender(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("trainyard render", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	file := fs.String("f", "", "the job manifest (- for standard input)")
-	observed := fs.String("observed", "", "a multi-document YAML of the job's pods (with status) and installed PodGroup CRDs")
+	observed := fs.String("observed", "", "a multi-document YAML of the job's pods (with status) and installed PodGroup CRDs\n(without it: no pods yet, and every PodGroup CRD installed)")
 	nowFlag := fs.String("now", "", "the time to render at, RFC3339 (default: now)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -41,7 +41,15 @@ func runRender(args []string, stdout, stderr io.Writer) error {
 		job.UID = placeholderUID
 	}
 	in := render.Input{Job: job, Now: time.Now()}
-	if *observed != "" {
+	if *observed == "" {
+		// Note: with nothing observed the question is "what will this job create?", so every
+		// PodGroup kind counts as installed and a gang job shows the PodGroup a cluster with
+		// its scheduler would get. --observed says which CRDs a cluster really has.
+		in.InstalledCRDs = map[string]bool{}
+		for _, crd := range render.PodGroupCRDs() {
+			in.InstalledCRDs[crd] = true
+		}
+	} else {
 		data, err := readFile(*observed)
 		if err != nil {
 			return err

@@ -27,6 +27,14 @@ func TestRenderCommand(t *testing.T) {
 				"uid: " + placeholderUID, "# decisions:", `#   startTime: "2026-01-01T00:00:00Z"`,
 			},
 		},
+		"a gang job shows its PodGroup when nothing is observed": {
+			args:    []string{"-f", "examples/gang/pytorch-t9k-scheduler.yaml"},
+			wantOut: []string{"kind: PodGroup", "apiVersion: scheduler.tensorstack.dev/v1beta1", "queue: default", "name: pytorch-gang-t9k-worker-2"},
+		},
+		"--observed without the PodGroup CRD blocks the gang job": {
+			args:    []string{"-f", "render/testdata/podgroup-crd-missing-blocks-pods/job.yaml", "--observed", "render/testdata/podgroup-crd-missing-blocks-pods/observed.yaml"},
+			wantOut: []string{"#     reason: PodGroupCRDMissing"},
+		},
 		"the observed pods shape the decisions": {
 			args:    []string{"-f", "render/testdata/exitcode-worker-exit-137-is-restarted/job.yaml", "--observed", "render/testdata/exitcode-worker-exit-137-is-restarted/observed.yaml"},
 			wantOut: []string{"#     reason: Restart", "#   - exitCode: 137", "#   backoffCount: 1"},
