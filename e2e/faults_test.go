@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -253,7 +254,13 @@ func TestNodeLost(t *testing.T) {
 			}
 			setManaged(ctx, t, c, lost, false)
 			start := time.Now()
-			waitPhase(ctx, t, c, ns, "failed", batch.JobFailed)
+			eventually(t, 90*time.Second, "job failed is Failed", func() (bool, string) {
+				st, err := jobStatus(ctx, c, ns, "failed")
+				if err == nil && st.Phase == batch.JobFailed {
+					return true, ""
+				}
+				return false, fmt.Sprintf("phase %q; %s", st.Phase, nodeAndPod(ctx, c, lost, ns, "failed-worker-0"))
+			})
 			eventually(t, 90*time.Second, "replaced-worker-0 comes back on a live node", func() (bool, string) {
 				p, ok := getPod(ctx, c, ns, "replaced-worker-0")
 				return ok && p.UID != uids["replaced-worker-0"] && p.Status.Phase == corev1.PodRunning && p.Spec.NodeName != lost,
@@ -288,6 +295,28 @@ func preferNode(node string) *corev1.Affinity {
 }
 
 // setManaged starts or stops a node's fake kubelet, and on start waits for the node to be Ready.
+// nodeAndPod describes a node (Ready condition, taints, lease renewal) and a pod on it, for a
+// failure message.
+func nodeAndPod(ctx context.Context, c client.Client, node, ns, pod string) string {
+	var n corev1.Node
+	_ = c.Get(ctx, types.NamespacedName{Name: node}, &n)
+	ready := "?"
+	for _, cond := range n.Status.Conditions {
+		if cond.Type == corev1.NodeReady {
+			ready = fmt.Sprintf("%s since %s", cond.Status, cond.LastTransitionTime.Format(time.TimeOnly))
+		}
+	}
+	var lease coordinationv1.Lease
+	_ = c.Get(ctx, types.NamespacedName{Namespace: "kube-node-lease", Name: node}, &lease)
+	renewed := "never"
+	if lease.Spec.RenewTime != nil {
+		renewed = lease.Spec.RenewTime.Format(time.TimeOnly)
+	}
+	p, _ := getPod(ctx, c, ns, pod)
+	return fmt.Sprintf("node %s: Ready %s, taints %v, lease renewed %s, labels %v; pod %s: %s on %q, deleting %v, tolerations %v",
+		node, ready, n.Spec.Taints, renewed, n.Labels, pod, p.Status.Phase, p.Spec.NodeName, p.DeletionTimestamp != nil, p.Spec.Tolerations)
+}
+
 func setManaged(ctx context.Context, t *testing.T, c client.Client, node string, managed bool) {
 	t.Helper()
 	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:null}}}`, managedLabel)

@@ -5,23 +5,30 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	"github.com/trainyard/trainyard/controller"
 )
 
 // TestRunModes: debug, pause and resume, elastic scaling and gang scheduling through the operator
@@ -29,9 +36,11 @@ import (
 func TestRunModes(t *testing.T) {
 	testenv.TestInParallel(t,
 		operatorFeature("pause deletes the pods and holds no GPU; resume brings them back with the resumeSpecs args", "pause", pauseAndResume),
-		operatorFeature("debug mode runs the debug command, and a pod's exit neither fails nor restarts the job", "debug", debugMode),
-		operatorFeature("kubectl scale changes an elastic job's pods, removing the highest indices, and is refused past maxReplicas", "elastic", elasticScale),
+		operatorFeature("debug mode runs the debug command, a pod's exit neither fails nor restarts the job, and switching debug off replaces the pods with the real command", "debug", debugMode),
+		operatorFeature("kubectl scale changes an elastic job's pods, removing the highest indices, new pods get the torchrun flags of the new size, and past maxReplicas is refused", "elastic", elasticScale),
+		operatorFeature("a HorizontalPodAutoscaler scales an elastic job through its scale subresource", "hpa", hpaScales),
 		operatorFeature("a Volcano job's PodGroup exists before any of its pods, which name it", "gang", volcanoPodGroup),
+		operatorFeature("a coscheduling gang job: PodGroup first; pause deletes the pods gracefully and the PodGroup; resume brings both back, Resuming then Running", "cosched", coschedulingPauseResume),
 	)
 }
 
@@ -99,6 +108,25 @@ func debugMode(ctx context.Context, t *testing.T, c client.Client, ns string) {
 	if st.Phase != batch.JobRunning || st.BackoffCount != 0 || p.UID != uid {
 		t.Errorf("after a debug pod exited 1: phase %s, backoffCount %d, pod replaced %v; want Running, 0, not replaced", st.Phase, st.BackoffCount, p.UID != uid)
 	}
+
+	// Debug off: every pod is replaced by one running the template's command, and the debug
+	// pod's exit 1 counts for nothing.
+	masterUID := func() types.UID { p, _ := getPod(ctx, c, ns, "dbg-master-0"); return p.UID }()
+	patchJob(ctx, t, c, ns, "dbg", `{"spec":{"runMode":{"debug":{"enabled":false}}}}`)
+	eventually(t, 30*time.Second, "both pods are replaced by ones running the real command", func() (bool, string) {
+		w, okW := getPod(ctx, c, ns, "dbg-worker-0")
+		m, okM := getPod(ctx, c, ns, "dbg-master-0")
+		if !okW || !okM || w.UID == uid || m.UID == masterUID || w.DeletionTimestamp != nil || m.DeletionTimestamp != nil {
+			return false, "old pods still there"
+		}
+		wc := w.Spec.Containers[0]
+		return slices.Equal(wc.Args, []string{"train.py"}) && len(wc.Command) == 0 && w.Annotations[batch.AnnotationRunMode] == "Immediate",
+			fmt.Sprintf("worker runs %v %v, run mode %q", wc.Command, wc.Args, w.Annotations[batch.AnnotationRunMode])
+	})
+	st = waitPhase(ctx, t, c, ns, "dbg", batch.JobRunning)
+	if st.BackoffCount != 0 || condition(st, batch.ConditionFailed) == "True/"+batch.ReasonFailed {
+		t.Errorf("after debug off: backoffCount %d, conditions %+v; the debug pod's exit must not count", st.BackoffCount, st.Conditions)
+	}
 }
 
 func elasticScale(ctx context.Context, t *testing.T, c client.Client, ns string) {
@@ -127,6 +155,12 @@ func elasticScale(ctx context.Context, t *testing.T, c client.Client, ns string)
 		return len(pods) == 5, keys(pods)
 	})
 	t.Logf("kubectl scale to 5: all 5 pods existed %.2f s after the command started", time.Since(start).Seconds())
+	// The new pods' torchrun flags and world size are those of 5 pods (elastic: --nnodes=min:max).
+	if p, ok := getPod(ctx, c, ns, "el-worker-3"); !ok {
+		t.Error("no el-worker-3 after scaling to 5")
+	} else if got, args := envOf(p, "WORLD_SIZE"), p.Spec.Containers[0].Args; got != "5" || !slices.Contains(args, "--nnodes=2:6") || !slices.Contains(args, "--nproc-per-node=1") {
+		t.Errorf("el-worker-3: WORLD_SIZE %q, args %v; want 5, --nnodes=2:6 and --nproc-per-node=1", got, args)
+	}
 	scale(2, "")
 	eventually(t, 30*time.Second, "the master and worker 0 are left after scaling to 2", func() (bool, string) {
 		pods := podsByName(ctx, t, c, ns, "el")
@@ -163,6 +197,174 @@ func volcanoPodGroup(ctx context.Context, t *testing.T, c client.Client, ns stri
 		if p.Annotations[batch.AnnotationVolcanoGroupName] != "vc" || p.Spec.SchedulerName != batch.VolcanoSchedulerName {
 			t.Errorf("%s: group annotation %q, schedulerName %q; want vc and %s", p.Name, p.Annotations[batch.AnnotationVolcanoGroupName], p.Spec.SchedulerName, batch.VolcanoSchedulerName)
 		}
+	}
+}
+
+// hpaScales: an HPA whose minReplicas is above the job's expectedReplicas scales the job up
+// through the scale subresource (the HPA controller acts on minReplicas without metrics, which
+// this cluster has none of), and the operator creates the pods.
+func hpaScales(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	job := pyTorchJob("hpa").Workers(2, sim("", "")).Obj().(*batch.PyTorchTrainingJob)
+	job.Spec.TorchrunConfig = &batch.TorchrunConfig{Enabled: ptr(true)}
+	job.Spec.Elastic = &batch.ElasticConfig{Enabled: ptr(true), MinReplicas: ptr(int32(2)), MaxReplicas: ptr(int32(6)), ExpectedReplicas: ptr(int32(3))}
+	create(ctx, t, c, ns, job)
+	st := waitPhase(ctx, t, c, ns, "hpa", batch.JobRunning)
+	if st.Selector == "" {
+		t.Errorf("status.selector is empty; the HPA needs it")
+	}
+	hpa := &autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hpa"},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: batch.GroupVersion.String(), Kind: "PyTorchTrainingJob", Name: "hpa"},
+			MinReplicas:    ptr(int32(5)),
+			MaxReplicas:    6,
+		},
+	}
+	start := time.Now()
+	if err := c.Create(ctx, hpa); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "the HPA raised expectedReplicas to 5 and 5 pods exist", func() (bool, string) {
+		var j batch.PyTorchTrainingJob
+		if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "hpa"}, &j); err != nil {
+			return false, err.Error()
+		}
+		pods := podsByName(ctx, t, c, ns, "hpa")
+		return deref(j.Spec.Elastic.ExpectedReplicas) == 5 && len(pods) == 5, fmt.Sprintf("expectedReplicas %d, pods %s", deref(j.Spec.Elastic.ExpectedReplicas), keys(pods))
+	})
+	t.Logf("HPA created to 5 pods: %.2f s; the HPA controller looks every 1 s here, but kube-controller-manager learns of a CRD kind only when its discovery cache refreshes (every 30 s), and the CRDs were installed at suite start", time.Since(start).Seconds())
+	var evs corev1.EventList
+	_ = c.List(ctx, &evs, client.InNamespace(ns), client.MatchingFields{"involvedObject.name": "hpa", "involvedObject.kind": "HorizontalPodAutoscaler"})
+	for _, e := range evs.Items {
+		t.Logf("HPA event: %s %s x%d: %s", e.Type, e.Reason, e.Count, e.Message)
+	}
+	eventually(t, 30*time.Second, "the job's status counts 5 running", func() (bool, string) {
+		st, _ := jobStatus(ctx, c, ns, "hpa")
+		return st.Aggregate.Running == 5, fmt.Sprintf("%+v", st.Aggregate)
+	})
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+// envOf is the value of the training container's environment variable name, or "".
+func envOf(p corev1.Pod, name string) string {
+	for _, e := range p.Spec.Containers[0].Env {
+		if e.Name == name {
+			return e.Value
+		}
+	}
+	return ""
+}
+
+// coschedulingPauseResume: a scheduler-plugins gang job (its pods scheduled by the default
+// scheduler, as where coscheduling is a plugin of the default profile). Its PodGroup exists before
+// the pods; pausing deletes the pods with their grace period, then the PodGroup; resuming creates
+// the PodGroup again, then the pods, and the job is Resuming until they run.
+func coschedulingPauseResume(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	job := pyTorchJob("cs").Workers(2, sim("", "")).Obj().(*batch.PyTorchTrainingJob)
+	for i := range job.Spec.ReplicaSpecs {
+		spec := &job.Spec.ReplicaSpecs[i].Template
+		spec.Annotations[simStartDelay] = "3s" // long enough to see Resuming
+		spec.Spec.SchedulerName = "default-scheduler"
+		spec.Spec.TerminationGracePeriodSeconds = ptr(int64(30))
+	}
+	job.Spec.Scheduler = &batch.SchedulePolicy{Coscheduling: &batch.CoschedulingScheduler{}}
+	job.Spec.RunMode = &batch.RunMode{Pause: &batch.PauseMode{Enabled: ptr(false)}}
+	create(ctx, t, c, ns, job)
+	pg := func() (*unstructured.Unstructured, error) {
+		pg := &unstructured.Unstructured{}
+		pg.SetAPIVersion("scheduling.x-k8s.io/v1alpha1")
+		pg.SetKind("PodGroup")
+		return pg, c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "cs"}, pg)
+	}
+	podGroupFirst := func() {
+		t.Helper()
+		g, err := pg()
+		if err != nil {
+			t.Fatalf("the job's PodGroup: %v", err)
+		}
+		if mm, _, _ := unstructured.NestedInt64(g.Object, "spec", "minMember"); mm != 3 {
+			t.Errorf("PodGroup minMember = %d; want 3", mm)
+		}
+		for _, p := range jobPods(ctx, t, c, ns, "cs") {
+			if p.CreationTimestamp.Before(ptr(g.GetCreationTimestamp())) {
+				t.Errorf("%s was created before its PodGroup", p.Name)
+			}
+			if p.Labels[batch.LabelCoschedulingPodGroup] != "cs" {
+				t.Errorf("%s: label %s = %q; want cs", p.Name, batch.LabelCoschedulingPodGroup, p.Labels[batch.LabelCoschedulingPodGroup])
+			}
+		}
+	}
+	waitPhase(ctx, t, c, ns, "cs", batch.JobRunning)
+	podGroupFirst()
+
+	graces := watchDeletions(ctx, t, ns)
+	patchJob(ctx, t, c, ns, "cs", `{"spec":{"runMode":{"pause":{"enabled":true}}}}`)
+	waitPhase(ctx, t, c, ns, "cs", batch.JobPaused)
+	eventually(t, 30*time.Second, "the PodGroup is deleted", func() (bool, string) {
+		_, err := pg()
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
+	got := graces()
+	for _, name := range []string{"cs-master-0", "cs-worker-0", "cs-worker-1"} {
+		if g, ok := got[name]; !ok || g != 30 {
+			t.Errorf("%s was deleted with grace period %d (seen %v); want its 30 s", name, g, ok)
+		}
+	}
+
+	patchJob(ctx, t, c, ns, "cs", `{"spec":{"runMode":{"pause":{"enabled":false}}}}`)
+	st := waitPhase(ctx, t, c, ns, "cs", batch.JobResuming)
+	if st.Aggregate.Running == 3 {
+		t.Errorf("Resuming with all 3 replicas running: %+v", st.Aggregate)
+	}
+	waitPhase(ctx, t, c, ns, "cs", batch.JobRunning)
+	podGroupFirst()
+}
+
+// watchDeletions watches the namespace's pods and returns a function that reports, for each pod
+// seen being deleted gracefully, its deletionGracePeriodSeconds (0 for a pod that went at once).
+func watchDeletions(ctx context.Context, t *testing.T, ns string) func() map[string]int64 {
+	t.Helper()
+	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfigPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wc, err := client.NewWithWatch(rc, client.Options{Scheme: controller.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := wc.Watch(ctx, &corev1.PodList{}, client.InNamespace(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	seen := map[string]int64{}
+	go func() {
+		for ev := range w.ResultChan() {
+			p, ok := ev.Object.(*corev1.Pod)
+			if !ok {
+				continue
+			}
+			// The first event that shows the deletion carries the grace period asked for; the
+			// fake kubelet then removes the pod with grace 0.
+			mu.Lock()
+			if _, ok := seen[p.Name]; !ok && (p.DeletionTimestamp != nil || ev.Type == watch.Deleted) {
+				seen[p.Name] = deref(p.DeletionGracePeriodSeconds)
+			}
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(w.Stop)
+	return func() map[string]int64 {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(seen)
 	}
 }
 

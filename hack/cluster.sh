@@ -149,6 +149,8 @@ componentsPatches:
   # Loopback pod IPs are invalid in EndpointSlices: without this the endpoint controllers
   # retry every Service forever. Nothing routes traffic under KWOK anyway.
   - {key: controllers, value: "*,-endpoints-controller,-endpointslice-controller,-endpointslice-mirroring-controller"}
+  # HPAs are looked at every second (default 15 s), so scaling an elastic job by HPA shows quickly.
+  - {key: horizontal-pod-autoscaler-sync-period, value: 1s}
 - name: kwok-controller
   extraArgs:
   - {key: cidr, value: 127.2.0.0/16}
