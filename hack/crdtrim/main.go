@@ -1,14 +1,18 @@
-// Command crdtrim removes the descriptions inside the pod templates of generated CRDs.
+// Command crdtrim finishes the CRDs controller-gen generates.
 //
-// Each replica spec embeds a full PodTemplateSpec, whose upstream descriptions make a CRD about
-// 720 KB: too large for the last-applied annotation of a client-side `kubectl apply` (256 KiB).
-// The pod template's documentation is Kubernetes' own (`kubectl explain pod.spec`); the
-// descriptions of Trainyard's fields are kept.
+// It removes the descriptions inside pod templates. Each replica spec embeds a full
+// PodTemplateSpec, whose upstream descriptions make a CRD about 720 KB: too large for the
+// last-applied annotation of a client-side `kubectl apply` (256 KiB). The pod template's
+// documentation is Kubernetes' own (`kubectl explain pod.spec`); the descriptions of Trainyard's
+// fields are kept. A CRD still too large for that annotation is an error.
+//
+// It also adds the deprecated alias versions listed in alias.go (TFJob kubeflow.org/v1beta2).
 //
 // Usage: go run ./hack/crdtrim FILE...   (rewrites each file in place)
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 
@@ -39,6 +43,12 @@ func trim(path string) error {
 			walk(s.OpenAPIV3Schema, false)
 		}
 	}
+	if err := addAliasVersions(&crd); err != nil {
+		return err
+	}
+	if err := checkSize(&crd); err != nil {
+		return err
+	}
 	out, err := yaml.Marshal(&crd)
 	if err != nil {
 		return err
@@ -46,6 +56,22 @@ func trim(path string) error {
 	// Drop the empty status the typed round trip adds, so the file stays a pure manifest.
 	out = []byte(stripStatus(string(out)))
 	return os.WriteFile(path, append([]byte("---\n"), out...), 0o644)
+}
+
+// lastAppliedLimit is the most bytes the annotations of an object may hold; a client-side
+// `kubectl apply` stores the whole object, as JSON, in one of them.
+const lastAppliedLimit = 256 * 1024
+
+// checkSize fails when crd could not be installed by a client-side `kubectl apply`.
+func checkSize(crd *apiextensionsv1.CustomResourceDefinition) error {
+	data, err := json.Marshal(crd)
+	if err != nil {
+		return err
+	}
+	if len(data) > lastAppliedLimit {
+		return fmt.Errorf("the CRD is %d bytes as JSON, more than the %d a client-side kubectl apply can record in its last-applied annotation; trim more descriptions", len(data), lastAppliedLimit)
+	}
+	return nil
 }
 
 // walk clears descriptions below any property named "template" (a PodTemplateSpec).
