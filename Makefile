@@ -36,10 +36,11 @@ generate: ## Generate deepcopy and apply configurations for apis/.
 	$(CONTROLLER_GEN) applyconfiguration:headerFile=hack/boilerplate.go.txt paths=./apis/...
 
 .PHONY: manifests
-manifests: ## Generate the CRDs and RBAC under kustomize/.
+manifests: ## Generate the CRDs and RBAC under kustomize/ (the kubeflow.org CRDs under kustomize/kubeflow/crd).
 	hack/tools.sh controller-gen
-	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./apis/... output:crd:dir=kustomize/crd/bases
-	go run ./hack/crdtrim kustomize/crd/bases/*.yaml
+	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./apis/batch/... output:crd:dir=kustomize/crd/bases
+	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./apis/kubeflow/... output:crd:dir=kustomize/kubeflow/crd
+	go run ./hack/crdtrim kustomize/crd/bases/*.yaml kustomize/kubeflow/crd/*.yaml
 	$(CONTROLLER_GEN) rbac:roleName=trainyard-manager paths=./... output:rbac:dir=kustomize/rbac
 
 .PHONY: verify
