@@ -1,7 +1,8 @@
 //go:build integration
 
 // Package integration checks what the API server itself admits: the CRDs of kustomize/crd/bases
-// are installed into a real kube-apiserver (envtest) and manifests are created against it, so
+// and of the kubeflow overlay (kustomize/kubeflow/crd) are installed into a real kube-apiserver
+// (envtest) and manifests are created against it, so
 // every OpenAPI bound and CEL rule of apis/ is exercised exactly as a user's `kubectl apply`
 // would exercise it. No controller runs.
 //
@@ -15,7 +16,6 @@ package integration
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -33,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -42,23 +43,33 @@ import (
 // apiVersion is filled in for manifests that leave it out.
 const apiVersion = "batch.tensorstack.dev/v1beta1"
 
-// resources maps the kinds under test to their REST resources.
-var resources = map[string]schema.GroupVersionResource{
-	"PyTorchTrainingJob":    {Group: "batch.tensorstack.dev", Version: "v1beta1", Resource: "pytorchtrainingjobs"},
-	"TensorFlowTrainingJob": {Group: "batch.tensorstack.dev", Version: "v1beta1", Resource: "tensorflowtrainingjobs"},
+// resources maps the kinds under test to their REST resources. The version is the manifest's,
+// since TFJob is served as kubeflow.org/v1 and v1beta2.
+var resources = map[string]schema.GroupResource{
+	"PyTorchTrainingJob":    {Group: "batch.tensorstack.dev", Resource: "pytorchtrainingjobs"},
+	"TensorFlowTrainingJob": {Group: "batch.tensorstack.dev", Resource: "tensorflowtrainingjobs"},
+	"PyTorchJob":            {Group: "kubeflow.org", Resource: "pytorchjobs"},
+	"TFJob":                 {Group: "kubeflow.org", Resource: "tfjobs"},
 }
 
 var namespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
-// pods replaces the placeholders PYTORCH_POD and TF_POD in manifests with a small pod template,
-// so the cases show only what they are about.
+// pods replaces the placeholders PYTORCH_POD and TF_POD (and, for the kubeflow.org kinds,
+// PYTORCHJOB_POD and TFJOB_POD, with Kubeflow's port names) in manifests with a small pod
+// template, so the cases show only what they are about.
 var pods = strings.NewReplacer(
 	"PYTORCH_POD", "{spec: {containers: [{name: pytorch, image: 'pytorch/pytorch:2.4.0', args: [train.py], ports: [{name: pytorch, containerPort: 29500}]}]}}",
 	"TF_POD", "{spec: {containers: [{name: tensorflow, image: 'tensorflow/tensorflow:2.16.1', args: [train.py], ports: [{name: tensorflow, containerPort: 2222}]}]}}",
+	"PYTORCHJOB_POD", "{spec: {containers: [{name: pytorch, image: 'pytorch/pytorch:2.4.0', args: [train.py], ports: [{name: pytorchjob-port, containerPort: 23456}]}]}}",
+	"TFJOB_POD", "{spec: {containers: [{name: tensorflow, image: 'tensorflow/tensorflow:2.16.1', args: [train.py], ports: [{name: tfjob-port, containerPort: 2222}]}]}}",
 )
 
-// cluster is the client of the one API server all tests share.
-var cluster dynamic.Interface
+// cluster is the client of the one API server all tests share; restConfig is its configuration,
+// for tests that need a client of their own.
+var (
+	cluster    dynamic.Interface
+	restConfig *rest.Config
+)
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -72,7 +83,7 @@ func run(m *testing.M) int {
 	logf.SetLogger(zap.New(zap.WriteTo(io.Discard)))
 
 	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "kustomize", "crd", "bases")},
+		CRDDirectoryPaths:     []string{filepath.Join("..", "kustomize", "crd", "bases"), filepath.Join("..", "kustomize", "kubeflow", "crd")},
 		ErrorIfCRDPathMissing: true,
 	}
 	start := time.Now()
@@ -88,6 +99,7 @@ func run(m *testing.M) int {
 	}()
 	fmt.Printf("integration: envtest with %d CRDs ready in %s\n", len(env.CRDs), time.Since(start).Round(time.Millisecond))
 
+	restConfig = cfg
 	cluster, err = dynamic.NewForConfig(cfg)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "integration: dynamic client: %v\n", err)
@@ -137,10 +149,11 @@ func newNamespace(t *testing.T) string {
 // jobs is the client of obj's kind in namespace ns.
 func jobs(t *testing.T, obj *unstructured.Unstructured, ns string) dynamic.ResourceInterface {
 	t.Helper()
-	gvr, ok := resources[obj.GetKind()]
+	gr, ok := resources[obj.GetKind()]
 	if !ok {
 		t.Fatalf("the test does not know kind %q", obj.GetKind())
 	}
+	gvr := gr.WithVersion(obj.GroupVersionKind().Version)
 	return cluster.Resource(gvr).Namespace(ns)
 }
 
@@ -1078,13 +1091,7 @@ spec:
   - {type: worker, replicas: 2, template: TF_POD}`
 
 func TestUpdates(t *testing.T) {
-	cases := map[string]struct {
-		initial string
-		// patch is a JSON merge patch, written in YAML, sent as an update of the created job.
-		patch string
-		// wantErr are the parts the refusal must contain; none means the update is accepted.
-		wantErr []string
-	}{
+	cases := map[string]updateCase{
 		"changing elastic.minReplicas is refused": {
 			initial: elasticJob,
 			patch:   `{spec: {elastic: {minReplicas: 3}}}`,
@@ -1151,6 +1158,20 @@ func TestUpdates(t *testing.T) {
 		},
 	}
 
+	runUpdates(t, cases)
+}
+
+// updateCase is a job that is created and then changed by a merge patch.
+type updateCase struct {
+	initial string
+	// patch is a JSON merge patch, written in YAML, sent as an update of the created job.
+	patch string
+	// wantErr are the parts the refusal must contain; none means the update is accepted.
+	wantErr []string
+}
+
+// runUpdates runs each case in a namespace of its own.
+func runUpdates(t *testing.T, cases map[string]updateCase) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -1226,46 +1247,68 @@ func decodeAll(t *testing.T, file string) []*unstructured.Unstructured {
 // TestScaleSubresourceSetsExpectedReplicas scales a PyTorchTrainingJob the way `kubectl scale`
 // and an HPA do: through /scale, which reads and writes spec.elastic.expectedReplicas.
 func TestScaleSubresourceSetsExpectedReplicas(t *testing.T) {
-	job := manifest(t, elasticJob)
-	ns := newNamespace(t)
-	if _, err := create(t, ns, job); err != nil {
-		t.Fatalf("creating the job: %v", err)
-	}
-	client := jobs(t, job, ns)
-	ctx := t.Context()
-
-	scale, err := client.Get(ctx, job.GetName(), metav1.GetOptions{}, "scale")
-	if err != nil {
-		t.Fatalf("getting /scale: %v", err)
-	}
-	if diff := cmp.Diff(map[string]any{"replicas": int64(4)}, scale.Object["spec"]); diff != "" {
+	s := newScaler(t, elasticJob)
+	if diff := cmp.Diff(map[string]any{"replicas": int64(4)}, s.scale.Object["spec"]); diff != "" {
 		t.Errorf("/scale spec on creation, from expectedReplicas 4 (-want +got):\n%s", diff)
 	}
 
-	setScale := func(ctx context.Context, replicas int64) error {
-		if err := unstructured.SetNestedField(scale.Object, replicas, "spec", "replicas"); err != nil {
-			return err
-		}
-		updated, err := client.Update(ctx, scale, metav1.UpdateOptions{}, "scale")
-		if err == nil {
-			scale = updated
-		}
-		return err
-	}
-
-	if err := setScale(ctx, 6); err != nil {
+	if err := s.set(6); err != nil {
 		t.Fatalf("scaling to 6: %v", err)
 	}
-	got, err := client.Get(ctx, job.GetName(), metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	wantElastic := map[string]any{"enabled": true, "minReplicas": int64(2), "maxReplicas": int64(8), "expectedReplicas": int64(6)}
-	if diff := cmp.Diff(wantElastic, got.Object["spec"].(map[string]any)["elastic"]); diff != "" {
+	if diff := cmp.Diff(wantElastic, s.job().Object["spec"].(map[string]any)["elastic"]); diff != "" {
 		t.Errorf("spec.elastic after scaling to 6 (-want +got):\n%s", diff)
 	}
 
 	// Scaling outside [minReplicas, maxReplicas] is refused like any other update.
-	wantRefused(t, setScale(ctx, 9), "expectedReplicas must be at most maxReplicas")
-	wantRefused(t, setScale(ctx, 1), "expectedReplicas must be at least minReplicas")
+	wantRefused(t, s.set(9), "expectedReplicas must be at most maxReplicas")
+	wantRefused(t, s.set(1), "expectedReplicas must be at least minReplicas")
+}
+
+// scaler reads and writes a job's /scale subresource, as `kubectl scale` and an HPA do.
+type scaler struct {
+	t      *testing.T
+	client dynamic.ResourceInterface
+	name   string
+	// scale is the last /scale object read or written.
+	scale *unstructured.Unstructured
+}
+
+// newScaler creates the job of a manifest in a namespace of its own and reads its /scale.
+func newScaler(t *testing.T, text string) *scaler {
+	t.Helper()
+	job := manifest(t, text)
+	ns := newNamespace(t)
+	if _, err := create(t, ns, job); err != nil {
+		t.Fatalf("creating the job: %v", err)
+	}
+	s := &scaler{t: t, client: jobs(t, job, ns), name: job.GetName()}
+	scale, err := s.client.Get(t.Context(), s.name, metav1.GetOptions{}, "scale")
+	if err != nil {
+		t.Fatalf("getting /scale: %v", err)
+	}
+	s.scale = scale
+	return s
+}
+
+// set writes spec.replicas through /scale.
+func (s *scaler) set(replicas int64) error {
+	if err := unstructured.SetNestedField(s.scale.Object, replicas, "spec", "replicas"); err != nil {
+		return err
+	}
+	updated, err := s.client.Update(s.t.Context(), s.scale, metav1.UpdateOptions{}, "scale")
+	if err == nil {
+		s.scale = updated
+	}
+	return err
+}
+
+// job reads the job itself.
+func (s *scaler) job() *unstructured.Unstructured {
+	s.t.Helper()
+	got, err := s.client.Get(s.t.Context(), s.name, metav1.GetOptions{})
+	if err != nil {
+		s.t.Fatalf("reading the job: %v", err)
+	}
+	return got
 }
