@@ -85,7 +85,8 @@ func ReadObserved(data []byte) (pods []corev1.Pod, crds map[string]bool, err err
 }
 
 // Print writes the output as multi-document YAML: the objects in a fixed order (PodGroup,
-// Service, pods by type and index, TensorBoard Deployment and Service), then the decisions as a
+// Service or a Kubeflow job's per-replica Services, pods by type and index, TensorBoard
+// Deployment and Service), then the decisions as a
 // final document made of comments, so that the whole stream can go to `kubectl apply`.
 func Print(out *Output) ([]byte, error) {
 	var objs []runtime.Object
@@ -94,6 +95,9 @@ func Print(out *Output) ([]byte, error) {
 	}
 	if out.Service != nil {
 		objs = append(objs, out.Service)
+	}
+	for _, s := range out.ReplicaServices {
+		objs = append(objs, s)
 	}
 	for _, p := range out.Pods {
 		objs = append(objs, p)

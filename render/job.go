@@ -8,7 +8,7 @@
 // the same output.
 //
 // Every API kind is first converted into Job, the one model the rest of the package reads, so that
-// the T9k kinds and (later) the Kubeflow kinds share one core.
+// the T9k kinds and the Kubeflow kinds share one core; kubeflow.go holds where they differ.
 package render
 
 import (
@@ -68,6 +68,9 @@ type Job struct {
 
 	Scheduler   *batch.SchedulePolicy
 	TensorBoard *batch.TensorBoardSpec
+
+	// Kubeflow is set for the kubeflow.org kinds: what their contract adds (kubeflow.go).
+	Kubeflow *Kubeflow
 
 	// Status is what the job's status already holds: the counters and the phase render builds on.
 	Status batch.TrainingJobStatus

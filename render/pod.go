@@ -53,8 +53,12 @@ func (r *renderer) desiredPods() []*corev1.Pod {
 			}
 			pod := proto.DeepCopy()
 			pod.Name = name
-			pod.Spec.Hostname = pod.Name
 			pod.Labels[batch.LabelReplicaIndex] = strconv.FormatInt(int64(i), 10)
+			if r.job.Kubeflow != nil {
+				maps.Copy(pod.Labels, kubeflowLabels(r.job, t, i))
+			} else {
+				pod.Spec.Hostname = pod.Name
+			}
 			if c >= 0 {
 				vars := env.vars(t, i)
 				all := make([]corev1.EnvVar, 0, len(userEnv)+len(vars))
@@ -95,7 +99,10 @@ func (r *renderer) prototype(t *ReplicaType) (*corev1.Pod, int) {
 		r.warn(WarnRestartPolicy, fmt.Sprintf("replica type %s: template restartPolicy %s replaced with Never; the controller restarts replicas by spec.replicaSpecs[].restartPolicy (%s)", t.Type, p, t.RestartPolicy))
 	}
 	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
-	pod.Spec.Subdomain = r.job.Name
+	if r.job.Kubeflow == nil {
+		// A Kubeflow job's replicas resolve through their own Services instead (kubeflow.go).
+		pod.Spec.Subdomain = r.job.Name
+	}
 	r.applyGang(t, pod)
 
 	c := trainingContainer(r.job.Framework, &pod.Spec)

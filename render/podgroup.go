@@ -101,6 +101,15 @@ func podGroup(j *Job) *unstructured.Unstructured {
 		gangTypes = splitElastic(j.Replicas, j.Elastic.Min)
 	}
 	spec := map[string]any{"minMember": minMember, "minResources": minResources(gangTypes)}
+	if k := j.Kubeflow; k != nil {
+		// runPolicy.schedulingPolicy overrides the computed gang.
+		if k.MinAvailable != nil {
+			spec["minMember"] = int64(*k.MinAvailable)
+		}
+		if k.MinResources != nil {
+			spec["minResources"] = resourceMap(k.MinResources)
+		}
+	}
 	s := j.Scheduler
 	switch g {
 	case &t9kGang:
@@ -148,6 +157,11 @@ func minResources(types []ReplicaType) map[string]any {
 			total[name] = sum
 		}
 	}
+	return resourceMap(total)
+}
+
+// resourceMap is a resource list as the PodGroup's unstructured minResources, names sorted.
+func resourceMap(total corev1.ResourceList) map[string]any {
 	names := make([]string, 0, len(total))
 	for n := range total {
 		names = append(names, string(n))

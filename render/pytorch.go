@@ -76,8 +76,7 @@ func (e *pytorchEnv) vars(t *ReplicaType, index int32) []corev1.EnvVar {
 
 // masterPort is the master's training container port named pytorch, else 29500.
 func masterPort(j *Job) int32 {
-	master := &j.Replicas[masterTypeIndex(j.Replicas)]
-	return containerPort(j.templateContainer(master), PyTorchContainerName, DefaultPyTorchPort)
+	return j.portOf(&j.Replicas[masterTypeIndex(j.Replicas)])
 }
 
 // procsPerPod is the number of training processes in one pod of type t: 1 without torchrun,

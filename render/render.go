@@ -16,8 +16,12 @@ import (
 type Output struct {
 	// PodGroup is set when a gang scheduler is chosen and the job has pods to schedule.
 	PodGroup *unstructured.Unstructured
-	// Service is the job's headless Service; nil once the job is finished and no pod is left.
+	// Service is the job's headless Service; nil once the job is finished and no pod is left, and
+	// for the Kubeflow kinds, which get ReplicaServices instead.
 	Service *corev1.Service
+	// ReplicaServices are a Kubeflow job's headless Services, one per replica that has or will
+	// have a pod, named like the pod. The controller deletes the job's others.
+	ReplicaServices []*corev1.Service
 	// Pods are the pods that should exist, in spec order and by index. The controller creates
 	// those it does not observe. Pods are removed only by Decisions.Delete, never by absence here.
 	Pods []*corev1.Pod
@@ -58,6 +62,8 @@ type Decisions struct {
 	RequeueAfter *metav1.Duration `json:"requeueAfter,omitempty"`
 	// Warnings become Warning events on the job.
 	Warnings []Warning `json:"warnings,omitempty"`
+	// DeleteJob: the job finished more than ttlSecondsAfterFinished ago and is to be deleted.
+	DeleteJob bool `json:"deleteJob,omitempty"`
 }
 
 // Blocked says why no pod can be created.
@@ -145,9 +151,14 @@ func newRenderer(in Input) *renderer {
 		warnings: map[Warning]bool{},
 	}
 	r.observed, r.others = observePods(r.job, in.Pods)
-	if r.job.Framework == TensorFlow {
+	switch {
+	case r.job.Kubeflow != nil && r.job.Framework == TensorFlow:
+		r.env = newKubeflowTFEnv(r.job)
+	case r.job.Kubeflow != nil:
+		r.env = newKubeflowPyTorchEnv(r.job)
+	case r.job.Framework == TensorFlow:
 		r.env = newTFEnv(r.job)
-	} else {
+	default:
 		r.env = newPyTorchEnv(r.job)
 	}
 	r.out.Decisions.BackoffCount = r.job.Status.BackoffCount
@@ -206,13 +217,19 @@ func (r *renderer) build() {
 	}
 	// The Service and PodGroup live while the job has pods to run or pods left; a paused job has
 	// no PodGroup, and a blocked one cannot have the PodGroup whose kind is missing.
+	if r.job.Kubeflow != nil {
+		r.out.ReplicaServices = r.replicaServices()
+	}
 	if r.create || r.podsRemain() {
-		r.out.Service = service(r.job)
+		if r.job.Kubeflow == nil {
+			r.out.Service = service(r.job)
+		}
 		if !r.job.Pause && r.out.Decisions.Blocked == nil {
 			r.out.PodGroup = podGroup(r.job)
 		}
 	}
 	r.deadline()
+	r.expire()
 	for w := range r.warnings {
 		r.out.Decisions.Warnings = append(r.out.Decisions.Warnings, w)
 	}

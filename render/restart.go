@@ -48,7 +48,14 @@ func restartVerdict(policy batch.RestartPolicy, p *observedPod) verdict {
 // It reports true when the job is now Succeeded or Failed.
 func (r *renderer) outcome() bool {
 	d := &r.out.Decisions
-	if leader := r.observed[r.leaderSlot()]; leader != nil && leader.succeeded && !r.otherRunMode(leader) {
+	leaderSlot := r.leaderSlot()
+	if r.job.Kubeflow != nil && r.job.Kubeflow.AllWorkers && leaderSlot.typ == "worker" {
+		if r.allWorkersSucceeded() {
+			d.Phase, d.Reason = batch.JobSucceeded, batch.ReasonSucceeded
+			d.Message = "every worker succeeded (successPolicy AllWorkers)"
+			return true
+		}
+	} else if leader := r.observed[leaderSlot]; leader != nil && leader.succeeded && !r.otherRunMode(leader) {
 		d.Phase, d.Reason = batch.JobSucceeded, batch.ReasonSucceeded
 		d.Message = fmt.Sprintf("%s succeeded", leader.pod.Name)
 		return true
@@ -112,14 +119,7 @@ func howItEnded(p *observedPod) string {
 func (r *renderer) leaderSlot() slot {
 	types := r.job.Replicas
 	if r.job.Framework == TensorFlow {
-		for _, want := range []batch.TensorFlowReplicaType{batch.TensorFlowReplicaChief, batch.TensorFlowReplicaWorker} {
-			for _, t := range types {
-				if t.Type == string(want) {
-					return slot{t.Type, 0}
-				}
-			}
-		}
-		return slot{types[0].Type, 0}
+		return slot{tfLeaderType(types), 0}
 	}
 	return slot{types[masterTypeIndex(types)].Type, 0}
 }

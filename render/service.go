@@ -27,15 +27,15 @@ func service(j *Job) *corev1.Service {
 			ClusterIP:                corev1.ClusterIPNone,
 			PublishNotReadyAddresses: true,
 			Selector:                 selector,
-			Ports:                    servicePorts(j),
+			Ports:                    servicePortsOf(j, j.Replicas),
 		},
 	}
 }
 
-// servicePorts are the ports the pods serve: each training container's declared ports, and the
+// servicePortsOf are the ports the pods of types serve: each training container's declared ports, and the
 // port the environment contract points at for each replica type (the container port named pytorch
 // or tensorflow, else the framework's default), each port once.
-func servicePorts(j *Job) []corev1.ServicePort {
+func servicePortsOf(j *Job, types []ReplicaType) []corev1.ServicePort {
 	var ports []corev1.ServicePort
 	seen := map[string]bool{}
 	names := map[string]bool{}
@@ -53,12 +53,9 @@ func servicePorts(j *Job) []corev1.ServicePort {
 		seen[key], names[name] = true, true
 		ports = append(ports, corev1.ServicePort{Name: name, Protocol: proto, Port: port, TargetPort: intstr.FromInt32(port)})
 	}
-	name, def := PyTorchContainerName, DefaultPyTorchPort
-	if j.Framework == TensorFlow {
-		name, def = TFContainerName, DefaultTFPort
-	}
-	for ti := range j.Replicas {
-		c := j.templateContainer(&j.Replicas[ti])
+	name, def := j.trainingPort()
+	for ti := range types {
+		c := j.templateContainer(&types[ti])
 		if c == nil {
 			continue
 		}

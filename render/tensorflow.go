@@ -23,7 +23,7 @@ func newTFEnv(j *Job) *tfEnv {
 	cluster := make(map[string][]string, len(j.Replicas))
 	for ti := range j.Replicas {
 		t := &j.Replicas[ti]
-		port := ":" + strconv.Itoa(int(containerPort(j.templateContainer(t), TFContainerName, DefaultTFPort)))
+		port := ":" + strconv.Itoa(int(j.portOf(t)))
 		addrs := make([]string, t.Replicas)
 		for i := range addrs {
 			addrs[i] = PodName(j.Name, t.Type, int32(i)) + "." + j.Name + port

@@ -1,0 +1,343 @@
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
+)
+
+// This file holds every place where a job of a kubeflow.org kind (PyTorchJob, TFJob) is rendered
+// differently from the T9k kinds, so that scripts written for Kubeflow's training operator run
+// unchanged: the training port's name and default, the training.kubeflow.org labels, a headless
+// Service per replica (named like its pod, so `J-master-0` and `J-worker-0.<ns>.svc` resolve), and
+// the environment (MASTER_ADDR=J-master-0, PET_*, TF_CONFIG with per-replica Service addresses).
+// Everything else (restarts, backoff, deadlines, clean-up, pause, gang scheduling, status) is the
+// shared core.
+
+// Kubeflow is set on a Job converted from a kubeflow.org kind.
+type Kubeflow struct {
+	// NprocPerNode is PET_NPROC_PER_NODE: PyTorchJob spec.nprocPerNode, default "auto".
+	NprocPerNode string
+	// Elastic is a PyTorchJob's elasticPolicy: torchrun's rendezvous settings, passed as PET_*.
+	Elastic *KubeflowElastic
+	// AllWorkers: a TFJob with neither chief nor master succeeds once every worker has
+	// (successPolicy AllWorkers) rather than when worker 0 has.
+	AllWorkers bool
+	// MinAvailable and MinResources override the PodGroup's minMember and minResources
+	// (runPolicy.schedulingPolicy).
+	MinAvailable *int32
+	MinResources corev1.ResourceList
+	// TTLSecondsAfterFinished deletes the job that long after it finished.
+	TTLSecondsAfterFinished *int32
+}
+
+// KubeflowElastic is a PyTorchJob's elasticPolicy as the PET_* variables carry it.
+type KubeflowElastic struct {
+	Min, Max    int32
+	RdzvBackend string
+	// RdzvHost and RdzvPort default to worker 0 and the training port.
+	RdzvHost    string
+	RdzvPort    int32
+	RdzvID      string
+	RdzvConf    []kubeflowv1.RDZVConf
+	MaxRestarts *int32
+	Standalone  bool
+}
+
+// Kubeflow's environment variables for torchrun (PET_ is torchrun's prefix for its flags).
+const (
+	EnvPETNNodes        = "PET_NNODES"
+	EnvPETNprocPerNode  = "PET_NPROC_PER_NODE"
+	EnvPETNodeRank      = "PET_NODE_RANK"
+	EnvPETMasterAddr    = "PET_MASTER_ADDR"
+	EnvPETMasterPort    = "PET_MASTER_PORT"
+	EnvPETRdzvBackend   = "PET_RDZV_BACKEND"
+	EnvPETRdzvEndpoint  = "PET_RDZV_ENDPOINT"
+	EnvPETRdzvID        = "PET_RDZV_ID"
+	EnvPETRdzvConf      = "PET_RDZV_CONF"
+	EnvPETMaxRestarts   = "PET_MAX_RESTARTS"
+	EnvPETStandalone    = "PET_STANDALONE"
+	DefaultNprocPerNode = "auto"
+)
+
+// trainingPort is the name and default of the port the environment contract points at.
+func (j *Job) trainingPort() (string, int32) {
+	switch {
+	case j.Kubeflow != nil && j.Framework == TensorFlow:
+		return kubeflowv1.TFPortName, kubeflowv1.DefaultTFPort
+	case j.Kubeflow != nil:
+		return kubeflowv1.PyTorchPortName, kubeflowv1.DefaultPyTorchPort
+	case j.Framework == TensorFlow:
+		return TFContainerName, DefaultTFPort
+	}
+	return PyTorchContainerName, DefaultPyTorchPort
+}
+
+// portOf is the training port of replica type t's training container.
+func (j *Job) portOf(t *ReplicaType) int32 {
+	name, def := j.trainingPort()
+	return containerPort(j.templateContainer(t), name, def)
+}
+
+// kubeflowLabels are the training.kubeflow.org labels of replica index of type t (the
+// replica-type value in lower case, as Kubeflow writes it).
+func kubeflowLabels(j *Job, t *ReplicaType, index int32) map[string]string {
+	l := map[string]string{
+		kubeflowv1.LabelJobName:      j.Name,
+		kubeflowv1.LabelReplicaType:  t.Type,
+		kubeflowv1.LabelReplicaIndex: strconv.FormatInt(int64(index), 10),
+		kubeflowv1.LabelOperatorName: kubeflowv1.OperatorName,
+	}
+	if j.isMaster(t, index) {
+		l[kubeflowv1.LabelJobRole] = kubeflowv1.JobRoleMaster
+	}
+	return l
+}
+
+// isMaster reports whether replica index of type t is the job's master: PyTorch Master-0, else
+// Worker-0 (render's rank 0); TensorFlow Chief-0, else Master-0, else Worker-0.
+func (j *Job) isMaster(t *ReplicaType, index int32) bool {
+	if index != 0 {
+		return false
+	}
+	if j.Framework == TensorFlow {
+		return tfLeaderType(j.Replicas) == t.Type
+	}
+	return j.Replicas[masterTypeIndex(j.Replicas)].Type == t.Type
+}
+
+// tfLeaderType is the TensorFlow replica type whose replica 0 decides the job: chief, else
+// master (Kubeflow's TFJob), else worker, else the first type.
+func tfLeaderType(types []ReplicaType) string {
+	for _, want := range []string{"chief", "master", "worker"} {
+		for _, t := range types {
+			if t.Type == want {
+				return want
+			}
+		}
+	}
+	return types[0].Type
+}
+
+// replicaServices renders a Kubeflow job's headless Service per replica, named like its pod and
+// selecting it alone, for every replica that has or will have a pod after this round.
+func (r *renderer) replicaServices() []*corev1.Service {
+	var out []*corev1.Service
+	for ti := range r.job.Replicas {
+		t := &r.job.Replicas[ti]
+		ports := servicePortsOf(r.job, []ReplicaType{*t})
+		for i := int32(0); i < t.Replicas; i++ {
+			p := r.observed[slot{t.Type, i}]
+			wanted := r.create && (p == nil || !p.deleting)
+			remains := p != nil && !p.deleting && p.pod.DeletionTimestamp == nil
+			if !wanted && !remains {
+				continue
+			}
+			name := PodName(r.job.Name, t.Type, i)
+			labels := jobLabels(r.job)
+			for k, v := range kubeflowLabels(r.job, t, i) {
+				labels[k] = v
+			}
+			out = append(out, &corev1.Service{
+				TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+				ObjectMeta: metav1.ObjectMeta{
+					Name:            name,
+					Namespace:       r.job.Namespace,
+					Labels:          labels,
+					OwnerReferences: []metav1.OwnerReference{ownerRef(r.job)},
+				},
+				Spec: corev1.ServiceSpec{
+					ClusterIP:                corev1.ClusterIPNone,
+					PublishNotReadyAddresses: true,
+					Selector: map[string]string{
+						kubeflowv1.LabelJobName:      r.job.Name,
+						kubeflowv1.LabelReplicaType:  t.Type,
+						kubeflowv1.LabelReplicaIndex: labels[kubeflowv1.LabelReplicaIndex],
+					},
+					Ports: ports,
+				},
+			})
+		}
+	}
+	return out
+}
+
+// kubeflowPyTorchEnv is Kubeflow's PyTorchJob contract: MASTER_ADDR is the master's Service
+// (J-master-0, or J-worker-0 for a job of workers only), RANK the pod's node rank, WORLD_SIZE the
+// pods times the processes per pod, and torchrun's settings as PET_* variables.
+type kubeflowPyTorchEnv struct {
+	*pytorchEnv
+	nnodes, nproc string
+	elastic       []corev1.EnvVar
+}
+
+func newKubeflowPyTorchEnv(j *Job) *kubeflowPyTorchEnv {
+	base := newPyTorchEnv(j)
+	m := &j.Replicas[masterTypeIndex(j.Replicas)]
+	base.masterAddr = PodName(j.Name, m.Type, 0)
+	base.masterPort = strconv.Itoa(int(j.portOf(m)))
+	e := &kubeflowPyTorchEnv{pytorchEnv: base, nproc: j.Kubeflow.NprocPerNode}
+	if e.nproc == "" {
+		e.nproc = DefaultNprocPerNode
+	}
+	// Note: with nprocPerNode auto or cpu the count is only known on the node; WORLD_SIZE then
+	// counts pods (torchrun sets the real one for the processes it starts).
+	per := int32(1)
+	switch e.nproc {
+	case "auto", "cpu":
+	case "gpu":
+		per = gpuLimit(j.templateContainer(m))
+	default:
+		if n, err := strconv.Atoi(e.nproc); err == nil && n > 0 {
+			per = int32(n)
+		}
+	}
+	base.worldSize = strconv.Itoa(int(j.PodCount() * max(per, 1)))
+	e.nnodes = strconv.Itoa(int(j.PodCount()))
+	if el := j.Kubeflow.Elastic; el != nil {
+		e.nnodes = fmt.Sprintf("%d:%d", el.Min, el.Max)
+		backend := el.RdzvBackend
+		if backend == "" {
+			backend = DefaultRdzvBackend
+		}
+		host, port := el.RdzvHost, el.RdzvPort
+		if host == "" {
+			host = PodName(j.Name, "worker", 0)
+			if !hasType(j, "worker") {
+				host = base.masterAddr
+			}
+		}
+		if port == 0 {
+			port = j.portOf(m)
+		}
+		e.elastic = append(e.elastic,
+			corev1.EnvVar{Name: EnvPETRdzvBackend, Value: backend},
+			corev1.EnvVar{Name: EnvPETRdzvEndpoint, Value: host + ":" + strconv.Itoa(int(port))})
+		if el.RdzvID != "" {
+			e.elastic = append(e.elastic, corev1.EnvVar{Name: EnvPETRdzvID, Value: el.RdzvID})
+		}
+		if len(el.RdzvConf) > 0 {
+			kv := make([]string, len(el.RdzvConf))
+			for i, c := range el.RdzvConf {
+				kv[i] = c.Key + "=" + c.Value
+			}
+			e.elastic = append(e.elastic, corev1.EnvVar{Name: EnvPETRdzvConf, Value: strings.Join(kv, ",")})
+		}
+		if el.MaxRestarts != nil {
+			e.elastic = append(e.elastic, corev1.EnvVar{Name: EnvPETMaxRestarts, Value: strconv.Itoa(int(*el.MaxRestarts))})
+		}
+		if el.Standalone {
+			e.elastic = append(e.elastic, corev1.EnvVar{Name: EnvPETStandalone, Value: "1"})
+		}
+	}
+	return e
+}
+
+func hasType(j *Job, typ string) bool {
+	for _, t := range j.Replicas {
+		if t.Type == typ {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *kubeflowPyTorchEnv) names() []string {
+	return append(e.pytorchEnv.names(), EnvPETNNodes, EnvPETNprocPerNode, EnvPETNodeRank, EnvPETMasterAddr, EnvPETMasterPort,
+		EnvPETRdzvBackend, EnvPETRdzvEndpoint, EnvPETRdzvID, EnvPETRdzvConf, EnvPETMaxRestarts, EnvPETStandalone)
+}
+
+func (e *kubeflowPyTorchEnv) vars(t *ReplicaType, index int32) []corev1.EnvVar {
+	rank := strconv.Itoa(int(e.firstRank[t.Type] + index))
+	vars := []corev1.EnvVar{
+		{Name: EnvMasterAddr, Value: e.masterAddr},
+		{Name: EnvMasterPort, Value: e.masterPort},
+		{Name: EnvWorldSize, Value: e.worldSize},
+		{Name: EnvRank, Value: rank},
+		{Name: EnvPythonUnbuffered, Value: "1"},
+		{Name: EnvPETNNodes, Value: e.nnodes},
+		{Name: EnvPETNprocPerNode, Value: e.nproc},
+		{Name: EnvPETNodeRank, Value: rank},
+		{Name: EnvPETMasterAddr, Value: e.masterAddr},
+		{Name: EnvPETMasterPort, Value: e.masterPort},
+	}
+	return append(vars, e.elastic...)
+}
+
+// newKubeflowTFEnv is Kubeflow's TFJob contract: TF_CONFIG's cluster lists every replica type but
+// the evaluator (not part of the training cluster, as TensorFlow defines it) at its Service
+// address J-<type>-<i>.<namespace>.svc:<port>; a job of one replica gets no TF_CONFIG.
+func newKubeflowTFEnv(j *Job) envContract {
+	if j.PodCount() <= 1 {
+		return noEnv{}
+	}
+	cluster := make(map[string][]string, len(j.Replicas))
+	for ti := range j.Replicas {
+		t := &j.Replicas[ti]
+		if t.Type == "evaluator" {
+			continue
+		}
+		port := ":" + strconv.Itoa(int(j.portOf(t)))
+		addrs := make([]string, t.Replicas)
+		for i := range addrs {
+			addrs[i] = PodName(j.Name, t.Type, int32(i)) + "." + j.Namespace + ".svc" + port
+		}
+		cluster[t.Type] = addrs
+	}
+	raw, _ := json.Marshal(cluster)
+	return &tfEnv{prefix: `{"cluster":` + string(raw) + `,"task":{"type":`}
+}
+
+// noEnv injects nothing.
+type noEnv struct{}
+
+func (noEnv) names() []string                          { return nil }
+func (noEnv) vars(*ReplicaType, int32) []corev1.EnvVar { return nil }
+
+// allWorkersSucceeded reports whether every worker of a TFJob has succeeded (successPolicy
+// AllWorkers, for a job with neither chief nor master).
+func (r *renderer) allWorkersSucceeded() bool {
+	for _, t := range r.job.Replicas {
+		if t.Type != "worker" {
+			continue
+		}
+		for i := int32(0); i < t.Replicas; i++ {
+			p := r.observed[slot{t.Type, i}]
+			if p == nil || !p.succeeded || r.otherRunMode(p) {
+				return false
+			}
+		}
+		return t.Replicas > 0
+	}
+	return false
+}
+
+// expire deletes a finished job once ttlSecondsAfterFinished has passed since it finished, and
+// asks to be run again when that falls due.
+func (r *renderer) expire() {
+	if r.job.Kubeflow == nil || r.job.Kubeflow.TTLSecondsAfterFinished == nil {
+		return
+	}
+	d := &r.out.Decisions
+	finished := d.Phase == batch.JobSucceeded || d.Phase == batch.JobFailed
+	if !finished || d.CompletionTime == nil {
+		return
+	}
+	ttl := time.Duration(*r.job.Kubeflow.TTLSecondsAfterFinished) * time.Second
+	left := d.CompletionTime.Add(ttl).Sub(r.in.Now)
+	if left <= 0 {
+		d.DeleteJob = true
+		return
+	}
+	if d.RequeueAfter == nil || left < d.RequeueAfter.Duration {
+		d.RequeueAfter = &metav1.Duration{Duration: left}
+	}
+}
