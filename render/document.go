@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
 )
 
 // ReadJob decodes one job manifest of a kind Trainyard serves. Unknown fields are errors, so a
@@ -35,24 +36,38 @@ func ReadJob(data []byte) (Job, error) {
 	if err := yaml.Unmarshal(data, &head); err != nil {
 		return Job{}, err
 	}
-	if head.APIVersion != batch.GroupVersion.String() {
-		return Job{}, fmt.Errorf("apiVersion: unsupported value %q: supported values: %q", head.APIVersion, batch.GroupVersion.String())
-	}
-	switch head.Kind {
-	case "PyTorchTrainingJob":
+	kind := head.APIVersion + ", Kind=" + head.Kind
+	switch kind {
+	case batch.GroupVersion.String() + ", Kind=PyTorchTrainingJob":
 		var j batch.PyTorchTrainingJob
 		if err := yaml.UnmarshalStrict(data, &j); err != nil {
 			return Job{}, fmt.Errorf("PyTorchTrainingJob: %w", err)
 		}
 		return FromPyTorchTrainingJob(&j), nil
-	case "TensorFlowTrainingJob":
+	case batch.GroupVersion.String() + ", Kind=TensorFlowTrainingJob":
 		var j batch.TensorFlowTrainingJob
 		if err := yaml.UnmarshalStrict(data, &j); err != nil {
 			return Job{}, fmt.Errorf("TensorFlowTrainingJob: %w", err)
 		}
 		return FromTensorFlowTrainingJob(&j), nil
+	case kubeflowv1.GroupVersion.String() + ", Kind=PyTorchJob":
+		var j kubeflowv1.PyTorchJob
+		if err := yaml.UnmarshalStrict(data, &j); err != nil {
+			return Job{}, fmt.Errorf("PyTorchJob: %w", err)
+		}
+		return FromPyTorchJob(&j), nil
+	case kubeflowv1.GroupVersion.String() + ", Kind=TFJob", "kubeflow.org/v1beta2, Kind=TFJob":
+		// v1beta2 is served with v1's schema: the same document reads as v1.
+		var j kubeflowv1.TFJob
+		if err := yaml.UnmarshalStrict(data, &j); err != nil {
+			return Job{}, fmt.Errorf("TFJob: %w", err)
+		}
+		return FromTFJob(&j), nil
 	}
-	return Job{}, fmt.Errorf("kind: unsupported value %q: supported values: \"PyTorchTrainingJob\", \"TensorFlowTrainingJob\"", head.Kind)
+	if head.APIVersion != batch.GroupVersion.String() && !strings.HasPrefix(head.APIVersion, kubeflowv1.GroupVersion.Group+"/") {
+		return Job{}, fmt.Errorf("apiVersion: unsupported value %q: supported values: %q, %q, \"kubeflow.org/v1beta2\"", head.APIVersion, batch.GroupVersion.String(), kubeflowv1.GroupVersion.String())
+	}
+	return Job{}, fmt.Errorf("kind: unsupported value %q for %s: supported values: \"PyTorchTrainingJob\", \"TensorFlowTrainingJob\" (batch.tensorstack.dev/v1beta1), \"PyTorchJob\", \"TFJob\" (kubeflow.org/v1)", head.Kind, head.APIVersion)
 }
 
 // ReadObserved decodes a multi-document YAML of observed objects: Pods, and

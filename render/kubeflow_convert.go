@@ -1,0 +1,209 @@
+package render
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
+)
+
+// Replica types of the kubeflow.org kinds in the order render lists them: for PyTorch the master
+// first (rank 0), for TensorFlow as Kubeflow documents them.
+var (
+	pyTorchJobTypes = []kubeflowv1.ReplicaType{kubeflowv1.ReplicaTypeMaster, kubeflowv1.ReplicaTypeWorker}
+	tfJobTypes      = []kubeflowv1.ReplicaType{kubeflowv1.ReplicaTypeChief, kubeflowv1.ReplicaTypeMaster,
+		kubeflowv1.ReplicaTypePS, kubeflowv1.ReplicaTypeWorker, kubeflowv1.ReplicaTypeEvaluator}
+)
+
+// KubeflowReplicaType is the replicaStatuses key of render's (lower-case) replica type.
+func KubeflowReplicaType(typ string) kubeflowv1.ReplicaType {
+	for _, t := range tfJobTypes {
+		if strings.ToLower(string(t)) == typ {
+			return t
+		}
+	}
+	return kubeflowv1.ReplicaType(typ)
+}
+
+// FromPyTorchJob converts a kubeflow.org PyTorchJob into the render model.
+func FromPyTorchJob(in *kubeflowv1.PyTorchJob) Job {
+	j := kubeflowJob(in.ObjectMeta, "PyTorchJob", PyTorch, in.Spec.EffectiveRunPolicy(), in.Spec.PyTorchReplicaSpecs,
+		pyTorchJobTypes, kubeflowv1.PyTorchDefaultRestartPolicy, in.Status)
+	k := j.Kubeflow
+	switch {
+	case in.Spec.NprocPerNode != nil:
+		k.NprocPerNode = *in.Spec.NprocPerNode
+	case in.Spec.ElasticPolicy != nil && in.Spec.ElasticPolicy.NProcPerNode != nil:
+		k.NprocPerNode = strconv.Itoa(int(*in.Spec.ElasticPolicy.NProcPerNode))
+	}
+	if e := in.Spec.ElasticPolicy; e != nil {
+		workers := int32(0)
+		if w := in.Spec.PyTorchReplicaSpecs[kubeflowv1.ReplicaTypeWorker]; w != nil {
+			workers = deref(w.Replicas, 1)
+		}
+		// One bound set gives the other its value; none set, both are the worker count.
+		lo, hi := deref(e.MinReplicas, deref(e.MaxReplicas, workers)), deref(e.MaxReplicas, deref(e.MinReplicas, workers))
+		k.Elastic = &KubeflowElastic{
+			Min: lo, Max: hi,
+			RdzvBackend: deref(e.RDZVBackend, ""), RdzvHost: deref(e.RDZVHost, ""), RdzvPort: deref(e.RDZVPort, 0),
+			RdzvID: deref(e.RDZVID, ""), RdzvConf: e.RDZVConf, MaxRestarts: e.MaxRestarts, Standalone: deref(e.Standalone, false),
+		}
+	}
+	return j
+}
+
+// FromTFJob converts a kubeflow.org TFJob into the render model.
+func FromTFJob(in *kubeflowv1.TFJob) Job {
+	j := kubeflowJob(in.ObjectMeta, "TFJob", TensorFlow, in.Spec.EffectiveRunPolicy(), in.Spec.TFReplicaSpecs,
+		tfJobTypes, kubeflowv1.TFDefaultRestartPolicy, in.Status)
+	j.Kubeflow.AllWorkers = in.Spec.SuccessPolicy != nil && *in.Spec.SuccessPolicy == kubeflowv1.SuccessPolicyAllWorkers
+	return j
+}
+
+// kubeflowJob is what both kubeflow.org kinds share: replica types lower-cased (pod names
+// J-master-0), the run policy with Kubeflow's defaults, suspend as pause, and a gang scheduler
+// chosen by the templates' schedulerName (volcano, or scheduler-plugins' coscheduling).
+func kubeflowJob(m metav1.ObjectMeta, kind string, fw Framework, rp kubeflowv1.RunPolicy, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec,
+	order []kubeflowv1.ReplicaType, defaultRestart kubeflowv1.RestartPolicy, st kubeflowv1.JobStatus) Job {
+	j := Job{
+		APIVersion: kubeflowv1.GroupVersion.String(),
+		Kind:       kind,
+		Name:       m.Name,
+		Namespace:  m.Namespace,
+		UID:        m.UID,
+		Framework:  fw,
+		// Note: Kubeflow's operator sets no limit when backoffLimit is unset; jobs moved over keep
+		// retrying as they did. (The T9k kinds default to 3.)
+		BackoffLimit:          deref(rp.BackoffLimit, math.MaxInt32),
+		ActiveDeadlineSeconds: rp.ActiveDeadlineSeconds,
+		CleanUpPolicy:         cleanPodPolicy(rp.CleanPodPolicy),
+		Pause:                 deref(rp.Suspend, false),
+		Kubeflow:              &Kubeflow{TTLSecondsAfterFinished: rp.TTLSecondsAfterFinished},
+		Status:                FromKubeflowStatus(&st),
+	}
+	schedulerName := ""
+	for _, typ := range order {
+		s := specs[typ]
+		if s == nil {
+			continue
+		}
+		policy := s.RestartPolicy
+		if policy == "" {
+			policy = defaultRestart
+		}
+		j.Replicas = append(j.Replicas, ReplicaType{
+			Type:          strings.ToLower(string(typ)),
+			Replicas:      deref(s.Replicas, 1),
+			RestartPolicy: batch.RestartPolicy(policy),
+			Template:      &s.Template,
+		})
+		if n := s.Template.Spec.SchedulerName; n != "" && schedulerName == "" {
+			schedulerName = n
+		}
+	}
+	sp := rp.SchedulingPolicy
+	if sp == nil {
+		sp = &kubeflowv1.SchedulingPolicy{}
+	}
+	switch schedulerName {
+	case batch.VolcanoSchedulerName:
+		j.Scheduler = &batch.SchedulePolicy{Volcano: &batch.VolcanoScheduler{Queue: sp.Queue, PriorityClassName: sp.PriorityClass}}
+	case batch.CoschedulingSchedulerName:
+		j.Scheduler = &batch.SchedulePolicy{Coscheduling: &batch.CoschedulingScheduler{ScheduleTimeoutSeconds: sp.ScheduleTimeoutSeconds}}
+	}
+	j.Kubeflow.MinAvailable = sp.MinAvailable
+	if sp.MinResources != nil {
+		j.Kubeflow.MinResources = *sp.MinResources
+	}
+	return j
+}
+
+// cleanPodPolicy maps Kubeflow's cleanPodPolicy onto render's clean-up policy: Running (the
+// default, as seed 002 says) deletes the pods that have not finished.
+func cleanPodPolicy(p *kubeflowv1.CleanPodPolicy) batch.CleanUpPolicy {
+	switch deref(p, kubeflowv1.DefaultCleanPodPolicy) {
+	case kubeflowv1.CleanPodPolicyAll:
+		return batch.CleanUpPolicyAll
+	case kubeflowv1.CleanPodPolicyNone:
+		return batch.CleanUpPolicyNone
+	}
+	return batch.CleanUpPolicyUnfinished
+}
+
+// KubeflowConditions pairs each Kubeflow condition type with the condition of render's status
+// it carries; the status package writes them, FromKubeflowStatus reads them back.
+var KubeflowConditions = []struct {
+	Kubeflow kubeflowv1.JobConditionType
+	Status   string
+}{
+	{kubeflowv1.JobCreated, batch.ConditionInitialized},
+	{kubeflowv1.JobRunning, batch.ConditionRunning},
+	{kubeflowv1.JobRestarting, batch.ConditionReplicaFailure},
+	{kubeflowv1.JobSuspended, batch.ConditionPaused},
+	{kubeflowv1.JobSucceeded, batch.ConditionCompleted},
+	{kubeflowv1.JobFailed, batch.ConditionFailed},
+}
+
+// FromKubeflowStatus reads a Kubeflow job's status as render's: the conditions map one to one,
+// the phase follows from them (Kubeflow's status has none), the counters are Trainyard's own
+// fields. Pod-level detail (aggregate, per-pod status) is not kept in Kubeflow's shape.
+func FromKubeflowStatus(ks *kubeflowv1.JobStatus) batch.TrainingJobStatus {
+	st := batch.TrainingJobStatus{
+		StartTime:          ks.StartTime,
+		CompletionTime:     ks.CompletionTime,
+		BackoffCount:       ks.BackoffCount,
+		ObservedGeneration: ks.ObservedGeneration,
+	}
+	for _, c := range ks.Conditions {
+		for _, pair := range KubeflowConditions {
+			if pair.Kubeflow == c.Type {
+				st.Conditions = append(st.Conditions, metav1.Condition{
+					Type: pair.Status, Status: metav1.ConditionStatus(c.Status), Reason: c.Reason, Message: c.Message,
+					LastTransitionTime: c.LastTransitionTime,
+				})
+			}
+		}
+	}
+	for _, typ := range tfJobTypes {
+		if rs := ks.ReplicaStatuses[typ]; rs != nil && rs.Restarts > 0 {
+			st.Tasks = append(st.Tasks, batch.TaskStatus{Type: strings.ToLower(string(typ)), RestartCount: rs.Restarts})
+		}
+	}
+	st.Phase = phaseOf(st.Conditions)
+	return st
+}
+
+// phaseOf is the phase that status.Derive's conditions stand for.
+func phaseOf(conds []metav1.Condition) batch.JobPhase {
+	is := func(typ string, status metav1.ConditionStatus) *metav1.Condition {
+		for i := range conds {
+			if conds[i].Type == typ && conds[i].Status == status {
+				return &conds[i]
+			}
+		}
+		return nil
+	}
+	switch {
+	case len(conds) == 0:
+		return ""
+	case is(batch.ConditionFailed, metav1.ConditionTrue) != nil:
+		return batch.JobFailed
+	case is(batch.ConditionCompleted, metav1.ConditionTrue) != nil:
+		return batch.JobSucceeded
+	case is(batch.ConditionRunning, metav1.ConditionTrue) != nil:
+		return batch.JobRunning
+	case is(batch.ConditionPaused, metav1.ConditionTrue) != nil:
+		if is(batch.ConditionPaused, metav1.ConditionTrue).Reason == batch.ReasonPaused {
+			return batch.JobPaused
+		}
+		return batch.JobPending // still pausing: its pods are going
+	}
+	if c := is(batch.ConditionRunning, metav1.ConditionFalse); c != nil && c.Reason == batch.ReasonResuming {
+		return batch.JobResuming
+	}
+	return batch.JobPending
+}
