@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
 	"github.com/trainyard/trainyard/apply"
 	"github.com/trainyard/trainyard/render"
 	"github.com/trainyard/trainyard/status"
@@ -105,13 +106,19 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if job.GetDeletionTimestamp() != nil {
 		return ctrl.Result{}, nil // the garbage collector removes what it owns
 	}
+	if !r.kind.managed(job) {
+		logger.V(1).Info("left alone: runPolicy.managedBy names another controller")
+		r.forget(req.NamespacedName)
+		return ctrl.Result{}, nil
+	}
 	job.GetObjectKind().SetGroupVersionKind(r.kind.gvk)
 	uid := job.GetUID()
 	r.mu.Lock()
 	r.names[req.NamespacedName] = uid
 	r.mu.Unlock()
 	now := r.now()
-	current := r.currentStatus(job, r.kind.status(job))
+	cached := r.kind.status(job)
+	current := r.currentStatus(job, &cached)
 	model := r.kind.model(job)
 	model.Status = current
 
@@ -150,15 +157,21 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	var wait time.Duration
 	finishing := finished(next.Phase) && !finished(current.Phase)
 	if finishing {
-		if written, wait, err = r.writeStatus(ctx, job, &current, &next, now); err != nil {
+		if written, wait, err = r.writeStatus(ctx, job, &model, &current, &next, now); err != nil {
 			return result, err
 		}
 	}
 	if renderErr == nil {
+		if out.Decisions.DeleteJob {
+			// ttlSecondsAfterFinished is over: the job goes, and the garbage collector takes
+			// what it owns.
+			logger.Info("deleting the job: ttlSecondsAfterFinished has passed since it finished")
+			return result, r.applier.Delete(ctx, job, uid, false)
+		}
 		act = r.act(ctx, job, &model, out)
 	}
 	if !finishing {
-		if written, wait, err = r.writeStatus(ctx, job, &current, &next, now); err != nil {
+		if written, wait, err = r.writeStatus(ctx, job, &model, &current, &next, now); err != nil {
 			return result, errors.Join(act.err, err)
 		}
 	}
@@ -266,6 +279,11 @@ func (r *jobReconciler) applyDependents(ctx context.Context, job client.Object, 
 	if err := r.applyService(ctx, job, job.GetName(), out.Service); err != nil {
 		errs = append(errs, err)
 	}
+	if r.kind.gvk.Group == kubeflowv1.GroupVersion.Group {
+		if err := r.syncReplicaServices(ctx, job, out.ReplicaServices); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if tb := out.TensorBoard; tb != nil {
 		var live client.Object // Note: a nil *Deployment in the interface would not be nil
 		if d := r.liveDeployment(ctx, tb.Deployment); d != nil {
@@ -276,6 +294,41 @@ func (r *jobReconciler) applyDependents(ctx context.Context, job client.Object, 
 		}
 		if err := r.applyService(ctx, job, tb.Service.Name, tb.Service); err != nil {
 			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// syncReplicaServices makes a Kubeflow job's per-replica Services those render wants: the
+// missing ones are created (once: they are never patched, like pods), the job's others deleted.
+func (r *jobReconciler) syncReplicaServices(ctx context.Context, job client.Object, desired []*corev1.Service) error {
+	var list corev1.ServiceList
+	if err := r.client.List(ctx, &list, client.InNamespace(job.GetNamespace()),
+		client.MatchingLabels{batch.LabelOwnerKind: r.kind.gvk.Kind, batch.LabelOwnerName: job.GetName()}); err != nil {
+		return err
+	}
+	live := make(map[string]*corev1.Service, len(list.Items))
+	for i := range list.Items {
+		if s := &list.Items[i]; ownedBy(s, job) && s.Labels[kubeflowv1.LabelReplicaType] != "" {
+			live[s.Name] = s
+		}
+	}
+	var missing []client.Object
+	for _, s := range desired {
+		if live[s.Name] == nil {
+			missing = append(missing, s)
+		}
+		delete(live, s.Name)
+	}
+	var errs []error
+	if len(missing) > 0 {
+		if _, err := r.applier.CreateAll(ctx, missing, r.createParallelism, func(client.Object) {}, func(apply.CreateResult) {}); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, s := range live {
+		if s.DeletionTimestamp == nil {
+			errs = append(errs, r.applier.Delete(ctx, s, s.UID, false))
 		}
 	}
 	return errors.Join(errs...)
@@ -423,8 +476,9 @@ func (r *jobReconciler) currentStatus(job client.Object, cached *batch.TrainingJ
 // whether it did. Urgent changes (an outcome, a restart) are written at once; the others at most
 // once per statusInterval, counted from the job's creation or its last status write, so a job whose
 // pods start within the interval is written once, Running. It returns how long to wait otherwise.
-func (r *jobReconciler) writeStatus(ctx context.Context, job client.Object, current, next *batch.TrainingJobStatus, now time.Time) (bool, time.Duration, error) {
-	changed, urgent := status.Changed(current, next)
+func (r *jobReconciler) writeStatus(ctx context.Context, job client.Object, model *render.Job, current, next *batch.TrainingJobStatus, now time.Time) (bool, time.Duration, error) {
+	projected := r.kind.project(next, model)
+	changed, urgent := status.Changed(current, &projected)
 	if !changed {
 		return false, 0, nil
 	}
@@ -455,13 +509,13 @@ func (r *jobReconciler) writeStatus(ctx context.Context, job client.Object, curr
 		log.FromContext(ctx).V(2).Info("status write deferred", "wait", wait, "phase", next.Phase, "aggregate", next.Aggregate)
 		return false, wait, nil
 	}
-	rv, err := r.applier.ApplyStatus(ctx, job, next, StatusFieldManager)
+	rv, err := r.applier.ApplyStatus(ctx, job, r.kind.apiStatus(next, model), StatusFieldManager)
 	if err != nil {
 		return false, 0, err
 	}
 	r.mu.Lock()
 	m := r.memory(uid)
-	m.written = writtenStatus{at: now, status: next.DeepCopy(), resourceVersion: rv}
+	m.written = writtenStatus{at: now, status: &projected, resourceVersion: rv}
 	m.runningSince = time.Time{}
 	r.mu.Unlock()
 	log.FromContext(ctx).V(1).Info("status written", "urgent", urgent, "phase", next.Phase, "from", current.Phase, "aggregate", next.Aggregate, "was", current.Aggregate)

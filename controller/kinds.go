@@ -5,38 +5,99 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
 	"github.com/trainyard/trainyard/render"
+	"github.com/trainyard/trainyard/status"
 )
 
 // jobKind adapts one API kind to the shared reconciler: how to make an empty object, convert it
-// into render's model, and reach its status.
+// into render's model, read its status as render's and write render's status in its own shape.
 type jobKind struct {
 	gvk     schema.GroupVersionKind
 	newJob  func() client.Object
 	newList func() client.ObjectList
 	model   func(client.Object) render.Job
-	status  func(client.Object) *batch.TrainingJobStatus
+	status  func(client.Object) batch.TrainingJobStatus
 	items   func(client.ObjectList) []client.Object
+	// managed reports whether this operator runs the job (a Kubeflow job may name another
+	// controller in runPolicy.managedBy).
+	managed func(client.Object) bool
+	// apiStatus is what is written for a derived status; project is that status as it reads back
+	// (what the reconciler compares, so detail the kind cannot hold causes no write).
+	apiStatus func(*batch.TrainingJobStatus, *render.Job) any
+	project   func(*batch.TrainingJobStatus, *render.Job) batch.TrainingJobStatus
 }
 
-var pyTorchKind = jobKind{
+var pyTorchKind = t9kKind(jobKind{
 	gvk:     batch.GroupVersion.WithKind("PyTorchTrainingJob"),
 	newJob:  func() client.Object { return &batch.PyTorchTrainingJob{} },
 	newList: func() client.ObjectList { return &batch.PyTorchTrainingJobList{} },
 	model:   func(o client.Object) render.Job { return render.FromPyTorchTrainingJob(o.(*batch.PyTorchTrainingJob)) },
-	status:  func(o client.Object) *batch.TrainingJobStatus { return &o.(*batch.PyTorchTrainingJob).Status },
+	status:  func(o client.Object) batch.TrainingJobStatus { return o.(*batch.PyTorchTrainingJob).Status },
 	items:   func(l client.ObjectList) []client.Object { return objects(l.(*batch.PyTorchTrainingJobList).Items) },
-}
+})
 
-var tensorFlowKind = jobKind{
+var tensorFlowKind = t9kKind(jobKind{
 	gvk:     batch.GroupVersion.WithKind("TensorFlowTrainingJob"),
 	newJob:  func() client.Object { return &batch.TensorFlowTrainingJob{} },
 	newList: func() client.ObjectList { return &batch.TensorFlowTrainingJobList{} },
 	model: func(o client.Object) render.Job {
 		return render.FromTensorFlowTrainingJob(o.(*batch.TensorFlowTrainingJob))
 	},
-	status: func(o client.Object) *batch.TrainingJobStatus { return &o.(*batch.TensorFlowTrainingJob).Status },
+	status: func(o client.Object) batch.TrainingJobStatus { return o.(*batch.TensorFlowTrainingJob).Status },
 	items:  func(l client.ObjectList) []client.Object { return objects(l.(*batch.TensorFlowTrainingJobList).Items) },
+})
+
+// t9kKind completes a batch.tensorstack.dev kind: always managed, status written as derived.
+func t9kKind(k jobKind) jobKind {
+	k.managed = func(client.Object) bool { return true }
+	k.apiStatus = func(st *batch.TrainingJobStatus, _ *render.Job) any { return st }
+	k.project = func(st *batch.TrainingJobStatus, _ *render.Job) batch.TrainingJobStatus { return *st.DeepCopy() }
+	return k
+}
+
+var pyTorchJobKind = kubeflowKind(jobKind{
+	gvk:     kubeflowv1.GroupVersion.WithKind("PyTorchJob"),
+	newJob:  func() client.Object { return &kubeflowv1.PyTorchJob{} },
+	newList: func() client.ObjectList { return &kubeflowv1.PyTorchJobList{} },
+	model:   func(o client.Object) render.Job { return render.FromPyTorchJob(o.(*kubeflowv1.PyTorchJob)) },
+	status: func(o client.Object) batch.TrainingJobStatus {
+		return render.FromKubeflowStatus(&o.(*kubeflowv1.PyTorchJob).Status)
+	},
+	items: func(l client.ObjectList) []client.Object { return objects(l.(*kubeflowv1.PyTorchJobList).Items) },
+	managed: func(o client.Object) bool {
+		s := o.(*kubeflowv1.PyTorchJob).Spec
+		return managedHere(s.EffectiveRunPolicy().ManagedBy)
+	},
+})
+
+var tfJobKind = kubeflowKind(jobKind{
+	gvk:     kubeflowv1.GroupVersion.WithKind("TFJob"),
+	newJob:  func() client.Object { return &kubeflowv1.TFJob{} },
+	newList: func() client.ObjectList { return &kubeflowv1.TFJobList{} },
+	model:   func(o client.Object) render.Job { return render.FromTFJob(o.(*kubeflowv1.TFJob)) },
+	status: func(o client.Object) batch.TrainingJobStatus {
+		return render.FromKubeflowStatus(&o.(*kubeflowv1.TFJob).Status)
+	},
+	items: func(l client.ObjectList) []client.Object { return objects(l.(*kubeflowv1.TFJobList).Items) },
+	managed: func(o client.Object) bool {
+		s := o.(*kubeflowv1.TFJob).Spec
+		return managedHere(s.EffectiveRunPolicy().ManagedBy)
+	},
+})
+
+// kubeflowKind completes a kubeflow.org kind: status written in Kubeflow's shape.
+func kubeflowKind(k jobKind) jobKind {
+	k.apiStatus = func(st *batch.TrainingJobStatus, j *render.Job) any { return status.ToKubeflow(st, j) }
+	k.project = status.ProjectKubeflow
+	return k
+}
+
+// managedHere: a Kubeflow job is run here when runPolicy.managedBy is unset or names Kubeflow's
+// training operator, which Trainyard stands in for; a job for another controller (Kueue's
+// MultiKueue, say) is left alone.
+func managedHere(by *string) bool {
+	return by == nil || *by == "" || *by == kubeflowv1.ManagedByTrainingOperator
 }
 
 // objects lists pointers to a list's items.

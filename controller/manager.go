@@ -12,6 +12,7 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -22,6 +23,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	batchv1beta1 "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
 )
 
 // Defaults of the flags, chosen on a 2-core machine so that a 1,000-pod job's pods are all created
@@ -60,6 +62,7 @@ func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(batchv1beta1.AddToScheme(s))
+	utilruntime.Must(kubeflowv1.AddToScheme(s))
 	utilruntime.Must(apiextensionsv1.AddToScheme(s))
 	return s
 }
@@ -96,6 +99,25 @@ func Main(args []string) error {
 		debug.SetGCPercent(gcPercent)
 	}
 	return Run(ctrl.SetupSignalHandler(), o)
+}
+
+// servedKinds are the T9k kinds, and each kubeflow.org kind whose CRD is installed (they come
+// with the opt-in kustomize/kubeflow overlay). A kind missing is said in the log; installing its
+// CRD later takes a restart of the operator.
+func servedKinds(mapper meta.RESTMapper) ([]jobKind, error) {
+	kinds := []jobKind{pyTorchKind, tensorFlowKind}
+	for _, k := range []jobKind{pyTorchJobKind, tfJobKind} {
+		_, err := mapper.RESTMapping(k.gvk.GroupKind(), k.gvk.Version)
+		switch {
+		case meta.IsNoMatchError(err):
+			ctrl.Log.WithName("setup").Info("not serving a kind: its CRD is not installed (kubectl apply -k kustomize/kubeflow, then restart the operator)", "kind", k.gvk.GroupKind().String())
+		case err != nil:
+			return nil, fmt.Errorf("looking up %s: %w", k.gvk.GroupKind(), err)
+		default:
+			kinds = append(kinds, k)
+		}
+	}
+	return kinds, nil
 }
 
 // Run starts the manager with o and blocks until ctx ends.
@@ -141,13 +163,18 @@ func Run(ctx context.Context, o Options) error {
 	if err := s.metrics.register(); err != nil {
 		return err
 	}
-	kinds := []jobKind{pyTorchKind, tensorFlowKind}
+	kinds, err := servedKinds(mgr.GetRESTMapper())
+	if err != nil {
+		return err
+	}
+	var names []string
 	for _, k := range kinds {
 		if err := setupJobController(mgr, s, k, o); err != nil {
 			return fmt.Errorf("setting up the %s controller: %w", k.gvk.Kind, err)
 		}
+		names = append(names, k.gvk.GroupKind().String())
 	}
-	ctrl.Log.WithName("setup").Info("starting trainyard", "kinds", []string{pyTorchKind.gvk.Kind, tensorFlowKind.gvk.Kind},
+	ctrl.Log.WithName("setup").Info("starting trainyard", "kinds", names,
 		"maxConcurrentReconciles", o.MaxConcurrentReconciles, "qps", o.QPS, "burst", o.Burst, "createParallelism", o.CreateParallelism)
 	return mgr.Start(ctx)
 }
