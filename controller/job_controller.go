@@ -515,7 +515,7 @@ func (r *jobReconciler) writeStatus(ctx context.Context, job client.Object, mode
 	}
 	r.mu.Lock()
 	m := r.memory(uid)
-	m.written = writtenStatus{at: now, status: &projected, resourceVersion: rv}
+	m.written = writtenStatus{at: now, status: projected.DeepCopy(), resourceVersion: rv}
 	m.runningSince = time.Time{}
 	r.mu.Unlock()
 	log.FromContext(ctx).V(1).Info("status written", "urgent", urgent, "phase", next.Phase, "from", current.Phase, "aggregate", next.Aggregate, "was", current.Aggregate)

@@ -23,7 +23,8 @@ type jobKind struct {
 	// controller in runPolicy.managedBy).
 	managed func(client.Object) bool
 	// apiStatus is what is written for a derived status; project is that status as it reads back
-	// (what the reconciler compares, so detail the kind cannot hold causes no write).
+	// (what the reconciler compares, so detail the kind cannot hold causes no write). project may
+	// share memory with its argument.
 	apiStatus func(*batch.TrainingJobStatus, *render.Job) any
 	project   func(*batch.TrainingJobStatus, *render.Job) batch.TrainingJobStatus
 }
@@ -52,7 +53,7 @@ var tensorFlowKind = t9kKind(jobKind{
 func t9kKind(k jobKind) jobKind {
 	k.managed = func(client.Object) bool { return true }
 	k.apiStatus = func(st *batch.TrainingJobStatus, _ *render.Job) any { return st }
-	k.project = func(st *batch.TrainingJobStatus, _ *render.Job) batch.TrainingJobStatus { return *st.DeepCopy() }
+	k.project = func(st *batch.TrainingJobStatus, _ *render.Job) batch.TrainingJobStatus { return *st }
 	return k
 }
 

@@ -108,12 +108,20 @@ func localClusterDown(dir string) env.Func {
 // podGroupCRDs are stand-ins for the gang schedulers' PodGroup CRDs (see the file's header).
 var podGroupCRDs = filepath.Join(repoRoot, "e2e", "testdata", "podgroup-crds.yaml")
 
+// kubeflowCRDs are the kubeflow.org CRDs of the opt-in overlay kustomize/kubeflow.
+var kubeflowCRDs = filepath.Join(repoRoot, "kustomize", "kubeflow", "crd")
+
 // installCRDs installs Trainyard's CRDs the way `make install` does, and the PodGroup stand-ins.
 func installCRDs(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
 	if _, err := kubectl(ctx, cfg, "", "apply", "--server-side", "--force-conflicts", "-k", filepath.Join(repoRoot, "kustomize", "crd")); err != nil {
 		return ctx, err
 	}
 	if _, err := kubectl(ctx, cfg, "", "apply", "--server-side", "-f", podGroupCRDs); err != nil {
+		return ctx, err
+	}
+	// The kubeflow.org CRDs, as the opt-in overlay installs them (its RBAC aside: the suite's
+	// operator runs as the cluster admin).
+	if _, err := kubectl(ctx, cfg, "", "apply", "--server-side", "--force-conflicts", "-f", kubeflowCRDs); err != nil {
 		return ctx, err
 	}
 	return ctx, waitCRDsEstablished(ctx, cfg)
@@ -134,8 +142,10 @@ func waitCRDsEstablished(ctx context.Context, cfg *envconf.Config) error {
 }
 
 func uninstallCRDs(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
-	if _, err := kubectl(ctx, cfg, "", "delete", "--ignore-not-found", "-f", podGroupCRDs); err != nil {
-		return ctx, err
+	for _, f := range []string{podGroupCRDs, kubeflowCRDs} {
+		if _, err := kubectl(ctx, cfg, "", "delete", "--ignore-not-found", "-f", f); err != nil {
+			return ctx, err
+		}
 	}
 	_, err := kubectl(ctx, cfg, "", "delete", "--ignore-not-found", "-k", filepath.Join(repoRoot, "kustomize", "crd"))
 	return ctx, err
