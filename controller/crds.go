@@ -20,9 +20,13 @@ import (
 type crdTracker struct {
 	mu  sync.RWMutex
 	set map[string]bool
+	// created receives the name of every CRD created (dropped when nobody listens).
+	created chan string
 }
 
-func newCRDTracker() *crdTracker { return &crdTracker{set: map[string]bool{}} }
+func newCRDTracker() *crdTracker {
+	return &crdTracker{set: map[string]bool{}, created: make(chan string, 16)}
+}
 
 // installed is the set of installed PodGroup CRDs, for render.Input.InstalledCRDs.
 func (t *crdTracker) installed() map[string]bool {
@@ -67,6 +71,10 @@ func (t *crdTracker) handler(jobs func(context.Context) []reconcile.Request) han
 	}
 	return handler.Funcs{
 		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			select {
+			case t.created <- e.Object.GetName():
+			default:
+			}
 			if t.update(e.Object.GetName(), true) {
 				wake(ctx, q)
 			}

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -20,6 +22,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	batchv1beta1 "github.com/trainyard/trainyard/apis/batch/v1beta1"
@@ -102,22 +105,65 @@ func Main(args []string) error {
 }
 
 // servedKinds are the T9k kinds, and each kubeflow.org kind whose CRD is installed (they come
-// with the opt-in kustomize/kubeflow overlay). A kind missing is said in the log; installing its
-// CRD later takes a restart of the operator.
-func servedKinds(mapper meta.RESTMapper) ([]jobKind, error) {
-	kinds := []jobKind{pyTorchKind, tensorFlowKind}
+// with the opt-in kustomize/kubeflow overlay); later are the kubeflow.org kinds not installed yet.
+func servedKinds(mapper meta.RESTMapper) (served, later []jobKind, err error) {
+	served = []jobKind{pyTorchKind, tensorFlowKind}
 	for _, k := range []jobKind{pyTorchJobKind, tfJobKind} {
 		_, err := mapper.RESTMapping(k.gvk.GroupKind(), k.gvk.Version)
 		switch {
 		case meta.IsNoMatchError(err):
-			ctrl.Log.WithName("setup").Info("not serving a kind: its CRD is not installed (kubectl apply -k kustomize/kubeflow, then restart the operator)", "kind", k.gvk.GroupKind().String())
+			ctrl.Log.WithName("setup").Info("not serving a kind yet: its CRD is not installed (kubectl apply -k kustomize/kubeflow); it is served once it is", "kind", k.gvk.GroupKind().String())
+			later = append(later, k)
 		case err != nil:
-			return nil, fmt.Errorf("looking up %s: %w", k.gvk.GroupKind(), err)
+			return nil, nil, fmt.Errorf("looking up %s: %w", k.gvk.GroupKind(), err)
 		default:
-			kinds = append(kinds, k)
+			served = append(served, k)
 		}
 	}
-	return kinds, nil
+	return served, later, nil
+}
+
+// crdName is the name of a kind's CRD: <plural>.<group>.
+func crdName(k jobKind) string {
+	return strings.ToLower(k.gvk.Kind) + "s." + k.gvk.Group
+}
+
+// serveWhenInstalled starts the controller of each kind in later once its CRD is created and
+// established, so installing the kustomize/kubeflow overlay takes no restart. A controller is only
+// added once the API server serves its kind: a controller that failed to start would stop the
+// manager.
+func serveWhenInstalled(ctx context.Context, mgr ctrl.Manager, s *shared, later []jobKind, o Options) {
+	log := ctrl.Log.WithName("setup")
+	for len(later) > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case name := <-s.crds.created:
+			if !slices.ContainsFunc(later, func(k jobKind) bool { return crdName(k) == name }) {
+				continue
+			}
+		}
+		// The CRD was just created: wait (up to a minute) for its kind to be served.
+		deadline := time.Now().Add(time.Minute)
+		for len(later) > 0 && time.Now().Before(deadline) && ctx.Err() == nil {
+			var still []jobKind
+			for _, k := range later {
+				if _, err := mgr.GetRESTMapper().RESTMapping(k.gvk.GroupKind(), k.gvk.Version); err != nil {
+					still = append(still, k)
+					continue
+				}
+				if err := setupJobController(mgr, s, k, o); err != nil {
+					log.Error(err, "setting up a controller for a newly installed kind", "kind", k.gvk.GroupKind().String())
+					continue
+				}
+				log.Info("serving a newly installed kind", "kind", k.gvk.GroupKind().String())
+			}
+			later = still
+			if len(later) > 0 {
+				time.Sleep(500 * time.Millisecond)
+			}
+		}
+	}
 }
 
 // Run starts the manager with o and blocks until ctx ends.
@@ -163,9 +209,17 @@ func Run(ctx context.Context, o Options) error {
 	if err := s.metrics.register(); err != nil {
 		return err
 	}
-	kinds, err := servedKinds(mgr.GetRESTMapper())
+	kinds, later, err := servedKinds(mgr.GetRESTMapper())
 	if err != nil {
 		return err
+	}
+	if len(later) > 0 {
+		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+			serveWhenInstalled(ctx, mgr, s, later, o)
+			return nil
+		})); err != nil {
+			return err
+		}
 	}
 	var names []string
 	for _, k := range kinds {
