@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
@@ -150,7 +151,8 @@ var KubeflowConditions = []struct {
 
 // FromKubeflowStatus reads a Kubeflow job's status as render's: the conditions map one to one,
 // the phase follows from them (Kubeflow's status has none), the counters are Trainyard's own
-// fields. Pod-level detail (aggregate, per-pod status) is not kept in Kubeflow's shape.
+// fields. Pod-level detail (aggregate, per-pod status) is not kept in Kubeflow's shape: tasks
+// hold only the restart counts and the pods counted by phase.
 func FromKubeflowStatus(ks *kubeflowv1.JobStatus) batch.TrainingJobStatus {
 	st := batch.TrainingJobStatus{
 		StartTime:          ks.StartTime,
@@ -168,10 +170,23 @@ func FromKubeflowStatus(ks *kubeflowv1.JobStatus) batch.TrainingJobStatus {
 			}
 		}
 	}
+	// Per type, the restart count and the pods by phase as Kubeflow counts them (running,
+	// succeeded, failed), as phase-only entries: enough to tell when the counts change.
 	for _, typ := range tfJobTypes {
-		if rs := ks.ReplicaStatuses[typ]; rs != nil && rs.Restarts > 0 {
-			st.Tasks = append(st.Tasks, batch.TaskStatus{Type: strings.ToLower(string(typ)), RestartCount: rs.Restarts})
+		rs := ks.ReplicaStatuses[typ]
+		if rs == nil {
+			continue
 		}
+		ts := batch.TaskStatus{Type: strings.ToLower(string(typ)), RestartCount: rs.Restarts}
+		for _, c := range []struct {
+			n     int32
+			phase corev1.PodPhase
+		}{{rs.Active, corev1.PodRunning}, {rs.Succeeded, corev1.PodSucceeded}, {rs.Failed, corev1.PodFailed}} {
+			for range c.n {
+				ts.ReplicaStatus = append(ts.ReplicaStatus, batch.ReplicaStatus{Phase: c.phase})
+			}
+		}
+		st.Tasks = append(st.Tasks, ts)
 	}
 	st.Phase = phaseOf(st.Conditions)
 	return st
