@@ -8,6 +8,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -70,6 +71,8 @@ type jobMemory struct {
 	allCreated bool
 	// podGroupGone: the PodGroup has been deleted since render stopped wanting it.
 	podGroupGone bool
+	// autoscalerGone: the HPA has been deleted since render stopped wanting it.
+	autoscalerGone bool
 	// runningSince is when the job was first found Running while its status did not say so yet.
 	runningSince time.Time
 }
@@ -247,7 +250,7 @@ func (r *jobReconciler) act(ctx context.Context, job client.Object, model *rende
 	// The Service and the TensorBoard go out beside the pods: nothing waits on them. The PodGroup
 	// must exist before any pod (the gang scheduler reads it), so it comes first.
 	dependents := make(chan error, 1)
-	go func() { dependents <- r.applyDependents(ctx, job, out) }()
+	go func() { dependents <- r.applyDependents(ctx, job, model, out) }()
 	var errs []error
 	podGroupReady := true
 	if err := r.applyPodGroup(ctx, job, model, out); err != nil {
@@ -274,13 +277,16 @@ func (r *jobReconciler) act(ctx context.Context, job client.Object, model *rende
 }
 
 // applyDependents applies the job's Service and TensorBoard.
-func (r *jobReconciler) applyDependents(ctx context.Context, job client.Object, out *render.Output) error {
+func (r *jobReconciler) applyDependents(ctx context.Context, job client.Object, model *render.Job, out *render.Output) error {
 	var errs []error
 	if err := r.applyService(ctx, job, job.GetName(), out.Service); err != nil {
 		errs = append(errs, err)
 	}
 	if r.kind.gvk.Group == kubeflowv1.GroupVersion.Group {
 		if err := r.syncReplicaServices(ctx, job, out.ReplicaServices); err != nil {
+			errs = append(errs, err)
+		}
+		if err := r.applyAutoscaler(ctx, job, model, out); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -297,6 +303,44 @@ func (r *jobReconciler) applyDependents(ctx context.Context, job client.Object, 
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// applyAutoscaler applies render's HPA (an elastic Kubeflow PyTorchJob with metrics). HPAs are
+// not cached: one render no longer wants is looked up once on the server and deleted.
+func (r *jobReconciler) applyAutoscaler(ctx context.Context, job client.Object, model *render.Job, out *render.Output) error {
+	uid := job.GetUID()
+	if out.Autoscaler != nil {
+		r.mu.Lock()
+		r.memory(uid).autoscalerGone = false
+		r.mu.Unlock()
+		_, err := r.applier.ApplyUncached(ctx, out.Autoscaler)
+		return err
+	}
+	r.mu.Lock()
+	gone := r.memory(uid).autoscalerGone
+	r.mu.Unlock()
+	if gone || model.Kubeflow == nil || model.Kubeflow.Elastic == nil || len(model.Kubeflow.Elastic.Metrics) == 0 {
+		return nil
+	}
+	var live autoscalingv2.HorizontalPodAutoscaler
+	err := r.reader.Get(ctx, types.NamespacedName{Namespace: job.GetNamespace(), Name: job.GetName()}, &live)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return err
+	case ownedBy(&live, job):
+		if err := r.applier.Delete(ctx, &live, live.UID, false); err != nil {
+			return err
+		}
+	}
+	live.SetGroupVersionKind(autoscalingv2.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler"))
+	live.SetNamespace(job.GetNamespace())
+	live.SetName(job.GetName())
+	r.applier.Forget(&live)
+	r.mu.Lock()
+	r.memory(uid).autoscalerGone = true
+	r.mu.Unlock()
+	return nil
 }
 
 // syncReplicaServices makes a Kubeflow job's per-replica Services those render wants: the

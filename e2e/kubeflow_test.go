@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -30,6 +31,7 @@ func TestKubeflowJobs(t *testing.T) {
 		operatorFeature("Kubeflow TFJob restartPolicy ExitCode: a worker exiting 137 comes back, counted in backoffCount and replicaStatuses restarts", "kf-exitcode", kubeflowExitCodeRestart),
 		operatorFeature("Kubeflow PyTorchJob cleanPodPolicy All deletes every pod, and ttlSecondsAfterFinished deletes the job", "kf-ttl", kubeflowCleanAllAndTTL),
 		operatorFeature("Kubeflow PyTorchJob whose runPolicy.managedBy names another controller is left alone", "kf-managed", kubeflowManagedElsewhere),
+		operatorFeature("Kubeflow elastic PyTorchJob with elasticPolicy.metrics gets an HPA on its workers, which goes when the job finishes", "kf-hpa", kubeflowElasticHPA),
 	)
 }
 
@@ -334,4 +336,32 @@ spec:
 	if st, _ := kfStatus(ctx, c, ns, "mk"); len(st.Conditions) != 0 || st.StartTime != nil {
 		t.Errorf("a job managed by another controller got a status: %+v", st)
 	}
+}
+
+func kubeflowElasticHPA(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	applyYAML(ctx, t, ns, `apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: auto}
+spec:
+  elasticPolicy:
+    minReplicas: 1
+    maxReplicas: 3
+    metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}}]
+  pytorchReplicaSpecs:
+    Worker:
+      replicas: 2`+kfPod("pytorch", fmt.Sprintf(simExits0After, "3s")))
+	eventually(t, 30*time.Second, "the job's HPA targets its workers", func() (bool, string) {
+		var hpa autoscalingv2.HorizontalPodAutoscaler
+		if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "auto"}, &hpa); err != nil {
+			return false, err.Error()
+		}
+		ref := hpa.Spec.ScaleTargetRef
+		ok := ref.Kind == "PyTorchJob" && ref.Name == "auto" && deref(hpa.Spec.MinReplicas) == 1 && hpa.Spec.MaxReplicas == 3 && len(hpa.Spec.Metrics) == 1
+		return ok, fmt.Sprintf("%+v", hpa.Spec)
+	})
+	waitKubeflow(ctx, t, c, ns, "auto", kubeflowv1.JobSucceeded)
+	eventually(t, 30*time.Second, "the HPA goes with the job's run", func() (bool, string) {
+		err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "auto"}, &autoscalingv2.HorizontalPodAutoscaler{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
 }

@@ -469,6 +469,20 @@ func TestGangCRDInstalledLater(t *testing.T) {
 				st, _ := jobStatus(ctx, c, ns, "gl")
 				return condition(st, batch.ConditionInitialized) == "False/"+batch.ReasonPodGroupCRDMissing, fmt.Sprintf("%+v", st.Conditions)
 			})
+			eventually(t, 30*time.Second, "a Warning event names the missing CRD", func() (bool, string) {
+				var evs corev1.EventList
+				if err := c.List(ctx, &evs, client.InNamespace(ns)); err != nil {
+					return false, err.Error()
+				}
+				var seen []string
+				for _, e := range evs.Items {
+					if e.Type == corev1.EventTypeWarning && e.Reason == batch.ReasonPodGroupCRDMissing && strings.Contains(e.Message, crd) {
+						return true, ""
+					}
+					seen = append(seen, e.Reason)
+				}
+				return false, fmt.Sprint(seen)
+			})
 			time.Sleep(2 * time.Second)
 			if pods := podsByName(ctx, t, c, ns, "gl"); len(pods) != 0 {
 				t.Fatalf("pods were created without their PodGroup kind: %v", keys(pods))

@@ -100,7 +100,7 @@ func ReadObserved(data []byte) (pods []corev1.Pod, crds map[string]bool, err err
 }
 
 // Print writes the output as multi-document YAML: the objects in a fixed order (PodGroup,
-// Service or a Kubeflow job's per-replica Services, pods by type and index, TensorBoard
+// Service or a Kubeflow job's per-replica Services and HPA, pods by type and index, TensorBoard
 // Deployment and Service), then the decisions as a
 // final document made of comments, so that the whole stream can go to `kubectl apply`.
 func Print(out *Output) ([]byte, error) {
@@ -113,6 +113,9 @@ func Print(out *Output) ([]byte, error) {
 	}
 	for _, s := range out.ReplicaServices {
 		objs = append(objs, s)
+	}
+	if out.Autoscaler != nil {
+		objs = append(objs, out.Autoscaler)
 	}
 	for _, p := range out.Pods {
 		objs = append(objs, p)

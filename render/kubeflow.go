@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -50,6 +51,8 @@ type KubeflowElastic struct {
 	RdzvConf    []kubeflowv1.RDZVConf
 	MaxRestarts *int32
 	Standalone  bool
+	// Metrics, when set, make an HPA that scales the job's workers between Min and Max.
+	Metrics []autoscalingv2.MetricSpec
 }
 
 // Kubeflow's environment variables for torchrun (PET_ is torchrun's prefix for its flags).
@@ -339,5 +342,30 @@ func (r *renderer) expire() {
 	}
 	if d.RequeueAfter == nil || left < d.RequeueAfter.Duration {
 		d.RequeueAfter = &metav1.Duration{Duration: left}
+	}
+}
+
+// autoscaler renders the HorizontalPodAutoscaler of an elastic PyTorchJob with
+// elasticPolicy.metrics: it scales the job's workers (its /scale subresource) between minReplicas
+// and maxReplicas on those metrics. It exists while the job runs.
+func (r *renderer) autoscaler() *autoscalingv2.HorizontalPodAutoscaler {
+	k := r.job.Kubeflow
+	if k == nil || k.Elastic == nil || len(k.Elastic.Metrics) == 0 || !r.create {
+		return nil
+	}
+	return &autoscalingv2.HorizontalPodAutoscaler{
+		TypeMeta: metav1.TypeMeta{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            r.job.Name,
+			Namespace:       r.job.Namespace,
+			Labels:          jobLabels(r.job),
+			OwnerReferences: []metav1.OwnerReference{ownerRef(r.job)},
+		},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: r.job.APIVersion, Kind: r.job.Kind, Name: r.job.Name},
+			MinReplicas:    ptr(k.Elastic.Min),
+			MaxReplicas:    k.Elastic.Max,
+			Metrics:        k.Elastic.Metrics,
+		},
 	}
 }

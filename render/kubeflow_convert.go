@@ -52,6 +52,7 @@ func FromPyTorchJob(in *kubeflowv1.PyTorchJob) Job {
 			Min: lo, Max: hi,
 			RdzvBackend: deref(e.RDZVBackend, ""), RdzvHost: deref(e.RDZVHost, ""), RdzvPort: deref(e.RDZVPort, 0),
 			RdzvID: deref(e.RDZVID, ""), RdzvConf: e.RDZVConf, MaxRestarts: e.MaxRestarts, Standalone: deref(e.Standalone, false),
+			Metrics: e.Metrics,
 		}
 	}
 	return j

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -19,6 +20,9 @@ type Output struct {
 	// Service is the job's headless Service; nil once the job is finished and no pod is left, and
 	// for the Kubeflow kinds, which get ReplicaServices instead.
 	Service *corev1.Service
+	// Autoscaler is the HPA of an elastic Kubeflow PyTorchJob with elasticPolicy.metrics, while it
+	// runs; the controller deletes the job's HPA when none is wanted.
+	Autoscaler *autoscalingv2.HorizontalPodAutoscaler
 	// ReplicaServices are a Kubeflow job's headless Services, one per replica that has or will
 	// have a pod, named like the pod. The controller deletes the job's others.
 	ReplicaServices []*corev1.Service
@@ -219,6 +223,7 @@ func (r *renderer) build() {
 	// no PodGroup, and a blocked one cannot have the PodGroup whose kind is missing.
 	if r.job.Kubeflow != nil {
 		r.out.ReplicaServices = r.replicaServices()
+		r.out.Autoscaler = r.autoscaler()
 	}
 	if r.create || r.podsRemain() {
 		if r.job.Kubeflow == nil {
