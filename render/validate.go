@@ -20,9 +20,23 @@ func Validate(j *Job) error {
 	if len(j.Replicas) == 0 {
 		errs = append(errs, field.Required(field.NewPath("spec", "replicaSpecs"), "a job needs at least one replica type"))
 	}
+	types := map[string]bool{}
 	for i := range j.Replicas {
 		t := &j.Replicas[i]
 		path := replicaPath(i)
+		if types[t.Type] {
+			// Note: admission refuses it too (replicaSpecs is a list keyed by type); two entries of
+			// one type would render the same pod names twice.
+			errs = append(errs, field.Duplicate(path.Child("type"), t.Type))
+			continue
+		}
+		types[t.Type] = true
+		if t.Replicas < 0 {
+			// Note: admission refuses it too; a manifest read by `trainyard render -f` has not been
+			// admitted, and a negative count cannot size the pods.
+			errs = append(errs, field.Invalid(path.Child("replicas"), t.Replicas, "must be greater than or equal to 0"))
+			continue
+		}
 		// An elastic job may scale up to maxReplicas: its names must fit then too, as admission checks.
 		count := t.Replicas
 		if j.Elastic != nil {
