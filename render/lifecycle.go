@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -113,9 +114,14 @@ func (r *renderer) deadlineAt() *time.Time {
 	return r.job.deadlineFrom(r.job.Status.StartTime)
 }
 
+// maxDeadlineSeconds is the longest activeDeadlineSeconds a time.Duration holds: about 292 years.
+const maxDeadlineSeconds = int64(math.MaxInt64 / time.Second)
+
 // deadlineFrom is when activeDeadlineSeconds runs out for a job started at start, or nil.
 func (j *Job) deadlineFrom(start *metav1.Time) *time.Time {
-	if j.ActiveDeadlineSeconds == nil || start == nil {
+	// Note: a longer deadline would overflow time.Duration and could land in the past, failing
+	// the job at once; one that far ahead never falls due.
+	if j.ActiveDeadlineSeconds == nil || start == nil || *j.ActiveDeadlineSeconds > maxDeadlineSeconds {
 		return nil
 	}
 	end := start.Add(time.Duration(*j.ActiveDeadlineSeconds) * time.Second)
