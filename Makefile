@@ -51,7 +51,7 @@ verify: ## Regenerate everything and fail if a generated file differs, or code i
 
 .PHONY: test
 test: ## Run every test layer: unit, integration (envtest), e2e (local cluster).
-	@for step in tools verify test-unit test-integration test-e2e; do \
+	@for step in tools verify test-unit test-fuzz test-integration test-e2e; do \
 	  start=$$SECONDS; \
 	  $(MAKE) --no-print-directory $$step || { echo "== make $$step FAILED after $$((SECONDS - start))s"; exit 1; }; \
 	  echo "== make $$step passed in $$((SECONDS - start))s"; \
@@ -62,6 +62,18 @@ test-unit: ## Unit and golden tests (no cluster).
 	@echo "== layer: unit"
 	go vet ./...
 	go test $(GO_TEST_FLAGS) ./...
+
+FUZZTIME ?= 10s
+
+.PHONY: test-fuzz
+test-fuzz: ## Short fuzz runs of render (10 s per target); FUZZTIME=... for longer.
+	@echo "== layer: fuzz (render, $(FUZZTIME) per target)"
+	@# go test -fuzz runs one target per invocation; the targets are listed, so a new one is run too.
+	targets=$$(go test -list '^Fuzz' ./render | grep '^Fuzz'); \
+	for target in $$targets; do \
+	  echo "-- $$target"; \
+	  go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) ./render; \
+	done
 
 .PHONY: test-integration
 test-integration: ## Admission tests against a real kube-apiserver (envtest).
