@@ -1,6 +1,7 @@
 package render
 
 import (
+	"path"
 	"strconv"
 	"strings"
 
@@ -50,7 +51,7 @@ func tensorBoard(j *Job) *TensorBoard {
 				dirs = append(dirs, pvc.Name)
 			}
 			for _, sub := range pvc.SubPath {
-				dirs = append(dirs, pvc.Name+"/"+strings.Trim(sub, "/"))
+				dirs = append(dirs, pvc.Name+"/"+withinClaim(sub))
 			}
 		}
 	}
@@ -118,5 +119,13 @@ func tensorBoard(j *Job) *TensorBoard {
 func parseFileset(uri string) (claim, dir string) {
 	rest := strings.TrimPrefix(uri, "t9k://pvc/")
 	claim, dir, _ = strings.Cut(rest, "/")
-	return claim, strings.Trim(dir, "/")
+	return claim, withinClaim(dir)
+}
+
+// withinClaim is a folder of a claim as TensorBoard reads it: without leading or trailing
+// slashes, and cleaned from the claim's root, so that '..' never climbs out of the claim's mount
+// into the container or another claim. Note: admission refuses '..'; this guards jobs admitted
+// before that rule, and manifests `trainyard render -f` reads.
+func withinClaim(dir string) string {
+	return strings.Trim(path.Clean("/"+dir), "/")
 }
