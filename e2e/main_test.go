@@ -73,8 +73,8 @@ func TestMain(m *testing.M) {
 	if a := os.Getenv("E2E_AUDIT_LOG"); a != "" {
 		auditLog = a
 	}
-	testenv.Setup(installCRDs, startSharedOperator)
-	testenv.Finish(stopSharedOperator, uninstallCRDs)
+	testenv.Setup(installCRDs, installOperatorRBAC, startSharedOperator)
+	testenv.Finish(stopSharedOperator, uninstallOperatorRBAC, uninstallCRDs)
 	if clusterDown != nil {
 		testenv.Finish(clusterDown)
 	}

@@ -54,7 +54,11 @@ func startOperator(cfg *envconf.Config, logName string, extra ...string) (*opera
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{"--kubeconfig", cfg.KubeconfigFile(), "--metrics-bind-address=" + metrics, "--health-probe-bind-address=" + health}, extra...)
+	kc := cfg.KubeconfigFile()
+	if operatorKubeconfig != "" {
+		kc = operatorKubeconfig // the install's ServiceAccount and RBAC (install_test.go)
+	}
+	args := append([]string{"--kubeconfig", kc, "--metrics-bind-address=" + metrics, "--health-probe-bind-address=" + health}, extra...)
 	p := &operatorProcess{cmd: exec.Command(filepath.Join(repoRoot, "bin", "trainyard"), args...), exited: make(chan error, 1), log: logFile, Metrics: metrics}
 	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
 	if err := p.cmd.Start(); err != nil {
