@@ -54,7 +54,10 @@ func TestCreateAllSendsACanaryThenBoundedBatches(t *testing.T) {
 	}).Build()
 	a := NewApplier(c, "test", intentKey)
 	var before, done atomic.Int32
-	created, err := a.CreateAll(context.Background(), pods(100), 16, func(client.Object) { before.Add(1) }, func(CreateResult) { done.Add(1) })
+	created, err := a.CreateAll(context.Background(), pods(100), 16, CreateHooks{
+		Before: func(client.Object) { before.Add(1) },
+		Done:   func(CreateResult) { done.Add(1) },
+	})
 	if err != nil || created != 100 {
 		t.Fatalf("CreateAll = %d, %v; want 100, nil", created, err)
 	}
@@ -90,9 +93,8 @@ func TestCreateAllStopsAfterAFailingBatchAndResumesWithoutDuplicates(t *testing.
 		},
 	}).Build()
 	a := NewApplier(c, "test", intentKey)
-	noop := func(client.Object) {}
 	// Batches: [0] [1..4] [5..8] [9..12] ...: p-005 fails in the third batch.
-	created, err := a.CreateAll(context.Background(), pods(40), 4, noop, func(CreateResult) {})
+	created, err := a.CreateAll(context.Background(), pods(40), 4, CreateHooks{})
 	if !errors.Is(err, errTest) {
 		t.Fatalf("CreateAll error = %v; want the injected failure", err)
 	}
@@ -102,15 +104,37 @@ func TestCreateAllStopsAfterAFailingBatchAndResumesWithoutDuplicates(t *testing.
 	// A retry, as the next reconcile makes it, gives the same list: existing objects count as done.
 	failing = false
 	var createdAgain, existed atomic.Int32
-	created, err = a.CreateAll(context.Background(), pods(40), 4, noop, func(r CreateResult) {
+	created, err = a.CreateAll(context.Background(), pods(40), 4, CreateHooks{Done: func(r CreateResult) {
 		if r.Created {
 			createdAgain.Add(1)
 		} else if r.Err == nil {
 			existed.Add(1)
 		}
-	})
+	}})
 	if err != nil || created != 32 || existed.Load() != 8 {
 		t.Fatalf("retry created %d (err %v), found %d existing; want 32 created, 8 existing", created, err, existed.Load())
+	}
+}
+
+func TestCreateAllStopsWhenProceedSaysSo(t *testing.T) {
+	c := fake.NewClientBuilder().Build()
+	a := NewApplier(c, "test", intentKey)
+	errGone := errors.New("the owner is gone")
+	asked := 0
+	// Batches: [0] [1..4] [5..8] ...: the owner goes after the second batch.
+	created, err := a.CreateAll(context.Background(), pods(40), 4, CreateHooks{Proceed: func() error {
+		asked++
+		if asked > 1 {
+			return errGone
+		}
+		return nil
+	}})
+	if !errors.Is(err, errGone) || created != 5 || asked != 2 {
+		t.Fatalf("CreateAll = %d, %v after %d questions; want 5 (the canary and one batch), the owner's error, 2 questions", created, err, asked)
+	}
+	var list corev1.PodList
+	if err := c.List(context.Background(), &list); err != nil || len(list.Items) != 5 {
+		t.Fatalf("%d pods exist (%v); want 5", len(list.Items), err)
 	}
 }
 

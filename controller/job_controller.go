@@ -172,6 +172,9 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 			return result, r.applier.Delete(ctx, job, uid, false)
 		}
 		act = r.act(ctx, job, &model, out)
+		if act.gone {
+			return ctrl.Result{}, act.err
+		}
 	}
 	if !finishing {
 		if written, wait, err = r.writeStatus(ctx, job, &model, &current, &next, now); err != nil {
@@ -240,6 +243,7 @@ type actions struct {
 	created   []string
 	createErr error
 	deleted   map[string]int // by reason
+	gone      bool           // the job was deleted while its pods were created: no status to write
 	err       error
 }
 
@@ -260,10 +264,14 @@ func (r *jobReconciler) act(ctx context.Context, job client.Object, model *rende
 	a.deleted, errs = r.deletePods(ctx, job, out.Decisions.Delete, errs)
 	if podGroupReady && len(out.Decisions.Create) > 0 {
 		a.created, a.createErr = r.createPods(ctx, job, out)
-		if namespaceTerminating(a.createErr) {
+		switch {
+		case namespaceTerminating(a.createErr):
 			// The namespace controller is deleting the namespace, the job with it: nothing to retry.
 			log.FromContext(ctx).V(1).Info("not creating pods: the namespace is being deleted")
 			a.createErr = nil
+		case errors.Is(a.createErr, errJobGone):
+			log.FromContext(ctx).Info("stopped creating pods: the job was deleted", "created", len(a.created), "notCreated", len(out.Pods)-len(a.created))
+			a.createErr, a.gone = nil, true
 		}
 		if a.createErr != nil {
 			errs = append(errs, a.createErr)
@@ -366,7 +374,7 @@ func (r *jobReconciler) syncReplicaServices(ctx context.Context, job client.Obje
 	}
 	var errs []error
 	if len(missing) > 0 {
-		if _, err := r.applier.CreateAll(ctx, missing, r.createParallelism, func(client.Object) {}, func(apply.CreateResult) {}); err != nil {
+		if _, err := r.applier.CreateAll(ctx, missing, r.createParallelism, apply.CreateHooks{Proceed: r.jobStillHere(ctx, job)}); err != nil && !errors.Is(err, errJobGone) {
 			errs = append(errs, err)
 		}
 	}
@@ -475,18 +483,41 @@ func (r *jobReconciler) createPods(ctx context.Context, job client.Object, out *
 	}
 	var mu sync.Mutex
 	var created []string
-	_, err := r.applier.CreateAll(ctx, objs, r.createParallelism,
-		func(o client.Object) { r.exp.ExpectCreation(owner, o) },
-		func(res apply.CreateResult) {
+	_, err := r.applier.CreateAll(ctx, objs, r.createParallelism, apply.CreateHooks{
+		Before: func(o client.Object) { r.exp.ExpectCreation(owner, o) },
+		Done: func(res apply.CreateResult) {
 			r.exp.Created(owner, res)
 			if res.Created {
 				mu.Lock()
 				created = append(created, res.Object.GetName())
 				mu.Unlock()
 			}
-		})
+		},
+		Proceed: r.jobStillHere(ctx, job),
+	})
 	slices.Sort(created)
 	return created, err
+}
+
+// errJobGone stops a job's creations part-way: the job was deleted meanwhile.
+var errJobGone = errors.New("the job was deleted while its objects were being created")
+
+// jobStillHere is CreateAll's question between batches: is the cache's copy of the job still this
+// job, and not being deleted? A 1,000-pod job deleted while its pods are created then stops after
+// the batch in flight instead of creating the rest for the garbage collector to delete.
+func (r *jobReconciler) jobStillHere(ctx context.Context, job client.Object) func() error {
+	return func() error {
+		cur := r.kind.newJob()
+		switch err := r.client.Get(ctx, client.ObjectKeyFromObject(job), cur); {
+		case apierrors.IsNotFound(err):
+			return errJobGone
+		case err != nil:
+			return nil // the cache cannot tell: carry on, as without the question
+		case cur.GetUID() != job.GetUID() || cur.GetDeletionTimestamp() != nil:
+			return errJobGone
+		}
+		return nil
+	}
 }
 
 // liveDeployment is the cached Deployment of desired's name, or nil.

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,6 +39,8 @@ type cluster struct {
 	pods    []corev1.Pod
 	writes  []string // "verb resource name", in order
 	deletes map[string]int
+	// onCreate, when set, runs after each create request (the test's hand in the cluster).
+	onCreate func()
 }
 
 func newCluster(t *testing.T, job *batch.PyTorchTrainingJob) *cluster {
@@ -64,7 +68,11 @@ func newCluster(t *testing.T, job *batch.PyTorchTrainingJob) *cluster {
 		},
 		Create: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			c.record("create pods " + obj.GetName())
-			return cl.Create(ctx, obj, opts...)
+			err := cl.Create(ctx, obj, opts...)
+			if c.onCreate != nil {
+				c.onCreate()
+			}
+			return err
 		},
 		Delete: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
 			c.record("delete pods " + obj.GetName())
@@ -291,6 +299,38 @@ func TestADeletedJobSeenInAStaleCacheGetsNothingBack(t *testing.T) {
 	reconcileOnce(t, r)
 	if w := c.takeWrites(); len(w) != 0 {
 		t.Errorf("a reconcile of a deleted job (stale cache) wrote %v; want nothing", w)
+	}
+}
+
+func TestAJobDeletedWhileItsPodsAreCreatedGetsNoMore(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := newCluster(t, testJob(99, batch.RestartPolicyNever))
+	r := newTestReconciler(c, &now) // batches: the canary, then 8 at a time
+	var creates atomic.Int32
+	c.onCreate = func() {
+		if creates.Add(1) == 5 { // in the second batch
+			job, _ := c.get()
+			if err := c.server.Delete(context.Background(), job); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	reconcileOnce(t, r)
+	// The second batch was in flight when the job went; nothing after it is sent, and no status
+	// is written for a job that is gone.
+	var got []string
+	for _, w := range c.takeWrites() {
+		if !strings.HasPrefix(w, "apply ") || !strings.Contains(w, "Service") {
+			got = append(got, w)
+		}
+	}
+	if n := creates.Load(); n != 9 {
+		t.Errorf("%d pods created of 100; want 9 (the canary and the batch in flight when the job was deleted): %v", n, got)
+	}
+	for _, w := range got {
+		if strings.HasPrefix(w, "apply status") {
+			t.Errorf("wrote %q for a job deleted meanwhile", w)
+		}
 	}
 }
 

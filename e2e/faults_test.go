@@ -7,8 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"sort"
 	"strings"
@@ -86,21 +84,11 @@ func reconciles(t *testing.T) int {
 	operatorMu.Lock()
 	addr := sharedOperator.Metrics
 	operatorMu.Unlock()
-	resp, err := http.Get("http://" + addr + "/metrics")
+	v, err := metricValue(addr, "controller_runtime_reconcile_total")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	n := 0
-	for _, line := range strings.Split(string(body), "\n") {
-		if strings.HasPrefix(line, "controller_runtime_reconcile_total{") {
-			var v float64
-			fmt.Sscan(line[strings.LastIndex(line, " ")+1:], &v)
-			n += int(v)
-		}
-	}
-	return n
+	return int(v)
 }
 
 // operatorWrites counts the operator's write requests in the audit log between from and to, by
@@ -151,69 +139,6 @@ func total(m map[string]int) int {
 		n += v
 	}
 	return n
-}
-
-// TestOperatorKilledWhileCreating: the operator SIGKILLed part-way through a 200-pod job's pods
-// and started again leaves exactly 200 pods, none twice.
-func TestOperatorKilledWhileCreating(t *testing.T) {
-	f := features.New("the operator killed while creating a 200-pod job leaves exactly 200 pods once restarted").
-		WithLabel("area", "operator").
-		Assess("SIGKILL part-way, restart, count", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			c, ns := namespaced(ctx, t, cfg, "crash")
-			operatorMu.Lock()
-			defer operatorMu.Unlock()
-			create(ctx, t, c, ns, pyTorchJob("big").Workers(199, sim("", "")).Obj())
-			killedAt := -1
-			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
-				var list corev1.PodList
-				if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
-					t.Fatal(err)
-				}
-				if n := len(list.Items); n > 0 {
-					if err := sharedOperator.kill(); err != nil {
-						t.Fatal(err)
-					}
-					killedAt = n
-					break
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
-			if killedAt < 0 {
-				t.Fatal("no pod was created within 30 s")
-			}
-			time.Sleep(time.Second)
-			afterKill := len(jobPods(ctx, t, c, ns, "big"))
-			t.Logf("killed the operator when %d pods existed; %d existed a second later", killedAt, afterKill)
-			if afterKill >= 200 {
-				t.Logf("note: every pod was created before the kill took effect; the restart below still must not add any")
-			}
-			p, err := startOperator(cfg, "operator.log")
-			if err != nil {
-				t.Fatal(err)
-			}
-			sharedOperator = p
-			eventually(t, 60*time.Second, "200 pods exist", func() (bool, string) {
-				n := len(jobPods(ctx, t, c, ns, "big"))
-				return n >= 200, fmt.Sprint(n)
-			})
-			time.Sleep(2 * time.Second) // nothing more may come
-			pods := jobPods(ctx, t, c, ns, "big")
-			names := map[string]int{}
-			for _, p := range pods {
-				names[p.Name]++
-			}
-			if len(pods) != 200 || len(names) != 200 {
-				t.Errorf("%d pods with %d distinct names; want exactly 200", len(pods), len(names))
-			}
-			for i := 0; i < 199; i++ {
-				if names[fmt.Sprintf("big-worker-%d", i)] != 1 {
-					t.Errorf("big-worker-%d: %d pods", i, names[fmt.Sprintf("big-worker-%d", i)])
-				}
-			}
-			return ctx
-		}).
-		Feature()
-	testenv.Test(t, f)
 }
 
 const managedLabel = "kwok.x-k8s.io/managed"

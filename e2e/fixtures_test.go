@@ -271,3 +271,7 @@ func keys(m map[string]string) string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func objectMeta(ns, name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Namespace: ns, Name: name}
+}

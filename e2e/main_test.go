@@ -34,6 +34,9 @@ var (
 	repoRoot = mustAbs("..")
 	// kubectlPath is the pinned kubectl built by hack/tools.sh, or $KUBECTL.
 	kubectlPath string
+	// localCluster is the DEVCLUSTER_DIR of the local cluster the suite started (provider local),
+	// empty for another provider: the API server outage feature needs the processes it started.
+	localCluster string
 	// auditLog is the API server's audit log of write requests (hack/kwok/audit-policy.yaml), where
 	// the local cluster has one; E2E_AUDIT_LOG names it for another cluster.
 	auditLog string
@@ -58,6 +61,7 @@ func TestMain(m *testing.M) {
 	switch provider := os.Getenv("E2E_PROVIDER"); provider {
 	case "", "local":
 		dir := filepath.Join(repoRoot, ".devcluster", "e2e")
+		localCluster = dir
 		testenv.Setup(localClusterUp(dir))
 		clusterDown = localClusterDown(dir)
 		auditLog = filepath.Join(dir, "kwok", "clusters", clusterName, "logs", "audit.log")
@@ -85,7 +89,8 @@ func TestMain(m *testing.M) {
 func localClusterUp(dir string) env.Func {
 	return func(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
 		cmd := exec.CommandContext(ctx, filepath.Join(repoRoot, "hack", "cluster.sh"), "up")
-		cmd.Env = append(os.Environ(), "DEVCLUSTER_DIR="+dir, "CLUSTER="+clusterName)
+		// 12 nodes of 110 pods: room for the 1,000-pod job of the kill feature beside the others.
+		cmd.Env = append(os.Environ(), "DEVCLUSTER_DIR="+dir, "CLUSTER="+clusterName, "NODES=12")
 		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 		if err := cmd.Run(); err != nil {
 			return ctx, fmt.Errorf("starting the local cluster: %w", err)
@@ -99,7 +104,8 @@ func localClusterUp(dir string) env.Func {
 func localClusterDown(dir string) env.Func {
 	return func(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
 		cmd := exec.CommandContext(ctx, filepath.Join(repoRoot, "hack", "cluster.sh"), "down")
-		cmd.Env = append(os.Environ(), "DEVCLUSTER_DIR="+dir, "CLUSTER="+clusterName)
+		// 12 nodes of 110 pods: room for the 1,000-pod job of the kill feature beside the others.
+		cmd.Env = append(os.Environ(), "DEVCLUSTER_DIR="+dir, "CLUSTER="+clusterName, "NODES=12")
 		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 		return ctx, cmd.Run()
 	}

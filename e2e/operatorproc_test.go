@@ -6,10 +6,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -107,6 +109,44 @@ func (p *operatorProcess) kill() error {
 		return nil // killed, as asked
 	}
 	return err
+}
+
+// alive says whether the process has not exited.
+func (p *operatorProcess) alive() bool {
+	select {
+	case err := <-p.exited:
+		p.exited <- err // keep it for stop or kill
+		return false
+	default:
+		return true
+	}
+}
+
+// metricValue sums the samples of a metric (every label set) on a metrics endpoint.
+func metricValue(addr, name string) (float64, error) {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	sum, found := 0.0, false
+	for _, line := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(line, name+"{") || strings.HasPrefix(line, name+" ") {
+			var v float64
+			if _, err := fmt.Sscan(line[strings.LastIndex(line, " ")+1:], &v); err != nil {
+				return 0, fmt.Errorf("%s: %q: %w", name, line, err)
+			}
+			sum, found = sum+v, true
+		}
+	}
+	if !found {
+		return 0, fmt.Errorf("no metric %s at %s", name, addr)
+	}
+	return sum, nil
 }
 
 func loopbackAddr() (string, error) {

@@ -151,6 +151,12 @@ componentsPatches:
   - {key: controllers, value: "*,-endpoints-controller,-endpointslice-controller,-endpointslice-mirroring-controller"}
   # HPAs are looked at every second (default 15 s), so scaling an elastic job by HPA shows quickly.
   - {key: horizontal-pod-autoscaler-sync-period, value: 1s}
+  # One instance needs no leader election; without it an API server outage longer than the
+  # renew deadline (10 s) would make it exit (the e2e API-server-outage feature stops it 10 s).
+  - {key: leader-elect, value: "false"}
+- name: kube-scheduler
+  extraArgs:
+  - {key: leader-elect, value: "false"}
 - name: kwok-controller
   extraArgs:
   - {key: cidr, value: 127.2.0.0/16}
