@@ -21,7 +21,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
+	"path"
 	"sort"
 	"strings"
 	"time"
@@ -105,22 +105,22 @@ func run(binary, ref, arch, out string) error {
 
 // checkStatic refuses a binary that a scratch image cannot run: not ELF, another architecture,
 // or dynamically linked (an interpreter such as ld-linux that scratch does not have).
-func checkStatic(path, arch string) error {
+func checkStatic(bin, arch string) error {
 	want, ok := elfMachines[arch]
 	if !ok {
 		return fmt.Errorf("architecture %q is not one of the known ones (amd64, arm64, ppc64le, s390x, riscv64)", arch)
 	}
-	f, err := elf.Open(path)
+	f, err := elf.Open(bin)
 	if err != nil {
-		return fmt.Errorf("%s: %w (the image needs a linux binary: GOOS=linux)", path, err)
+		return fmt.Errorf("%s: %w (the image needs a linux binary: GOOS=linux)", bin, err)
 	}
 	defer f.Close()
 	if f.Machine != want {
-		return fmt.Errorf("%s is built for %s, not %s", path, f.Machine, arch)
+		return fmt.Errorf("%s is built for %s, not %s", bin, f.Machine, arch)
 	}
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_INTERP {
-			return fmt.Errorf("%s is dynamically linked; scratch has no loader (build with CGO_ENABLED=0)", path)
+			return fmt.Errorf("%s is dynamically linked; scratch has no loader (build with CGO_ENABLED=0)", bin)
 		}
 	}
 	return nil
@@ -190,40 +190,31 @@ func build(binary, arch string) (v1.Image, error) {
 type bareLayer struct{ v1.Layer }
 
 // writeArchive writes img as an OCI image layout tarball with a Docker manifest.json beside it.
-func writeArchive(path string, img v1.Image, tag name.Tag) error {
+func writeArchive(out string, img v1.Image, tag name.Tag) error {
 	files := map[string][]byte{}
-	blob := func(h v1.Hash) string { return filepath.ToSlash(filepath.Join("blobs", h.Algorithm, h.Hex)) }
+	blob := func(h v1.Hash) string { return "blobs/" + h.Algorithm + "/" + h.Hex }
+	// add stores a blob under its digest, which is how every reader finds it.
+	add := func(b []byte) v1.Hash {
+		h, _, _ := v1.SHA256(bytes.NewReader(b)) // reading from memory does not fail
+		files[blob(h)] = b
+		return h
+	}
 
 	manifest, err := img.RawManifest()
 	if err != nil {
 		return err
 	}
-	manifestDigest, err := img.Digest()
-	if err != nil {
-		return err
-	}
-	files[blob(manifestDigest)] = manifest
-
 	config, err := img.RawConfigFile()
 	if err != nil {
 		return err
 	}
-	configDigest, err := img.ConfigName()
-	if err != nil {
-		return err
-	}
-	files[blob(configDigest)] = config
-
 	layers, err := img.Layers()
 	if err != nil {
 		return err
 	}
+	manifestDigest, configDigest := add(manifest), add(config)
 	var layerPaths []string
 	for _, l := range layers {
-		d, err := l.Digest()
-		if err != nil {
-			return err
-		}
 		rc, err := l.Compressed()
 		if err != nil {
 			return err
@@ -233,8 +224,7 @@ func writeArchive(path string, img v1.Image, tag name.Tag) error {
 		if err != nil {
 			return err
 		}
-		files[blob(d)] = b
-		layerPaths = append(layerPaths, blob(d))
+		layerPaths = append(layerPaths, blob(add(b)))
 	}
 
 	cfg, err := img.ConfigFile()
@@ -270,7 +260,7 @@ func writeArchive(path string, img v1.Image, tag name.Tag) error {
 		return err
 	}
 
-	f, err := os.Create(path)
+	f, err := os.Create(out)
 	if err != nil {
 		return err
 	}
@@ -291,7 +281,7 @@ func writeTar(tw *tar.Writer, files map[string][]byte) error {
 	dirs := map[string]bool{}
 	for n := range files {
 		names = append(names, n)
-		for d := filepath.Dir(n); d != "."; d = filepath.Dir(d) {
+		for d := path.Dir(n); d != "."; d = path.Dir(d) {
 			dirs[d] = true
 		}
 	}
