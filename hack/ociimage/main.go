@@ -57,7 +57,7 @@ var elfMachines = map[string]elf.Machine{
 
 func main() {
 	binary := flag.String("binary", "", "the static linux binary to put at "+binaryPath)
-	ref := flag.String("name", "", "the image's name and tag, as the Deployment names it (e.g. ghcr.io/trainyard/trainyard:latest)")
+	ref := flag.String("name", "", "the image's name and tag, as the Deployment names it (e.g. ghcr.io/trainyard/trainyard:dev)")
 	arch := flag.String("arch", "", "the binary's GOARCH (the image's platform is linux/GOARCH)")
 	out := flag.String("o", "", "the tarball to write")
 	flag.Parse()
