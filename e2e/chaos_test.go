@@ -19,18 +19,32 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
-	"github.com/trainyard/trainyard/controller"
 )
 
 // Faults under load: the operator killed again and again, two replicas electing a leader, a job
 // deleted under its own creation. Each runs alone (it owns the operator under operatorMu). The
 // API server outage is in outage_test.go, the lost node in faults_test.go.
+
+// faultFeature is a feature that runs alone: it holds the operator (operatorMu), which it may
+// kill or replace, in a namespace of its own.
+func faultFeature(t *testing.T, name, assessment, prefix string, fn func(ctx context.Context, t *testing.T, cfg *envconf.Config, c client.Client, ns string)) {
+	f := features.New(name).
+		WithLabel("area", "faults").
+		Assess(assessment, func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c, ns := namespaced(ctx, t, cfg, prefix)
+			operatorMu.Lock()
+			defer operatorMu.Unlock()
+			fn(ctx, t, cfg, c, ns)
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
 
 // podHistory records, from a watch started before anything is created, every UID each pod name
 // has had, and each pod's creation time (the API server's clock, in whole seconds). A name with
@@ -46,14 +60,7 @@ type podHistory struct {
 
 func watchPodHistory(ctx context.Context, t *testing.T, ns string) *podHistory {
 	t.Helper()
-	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfigPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wc, err := client.NewWithWatch(rc, client.Options{Scheme: controller.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	wc := watchClient(t)
 	ctx, cancel := context.WithCancel(ctx)
 	t.Cleanup(cancel)
 	watchFrom := func(rv string) (watch.Interface, error) {
@@ -222,12 +229,9 @@ func truthfulStatus(ctx context.Context, t *testing.T, c client.Client, ns, job 
 // jobs are created; once the sixth operator has settled, the pods are exactly the wanted ones,
 // none was ever created twice, no Service is left over, and every status says what its pods say.
 func TestOperatorKilledFiveTimes(t *testing.T) {
-	f := features.New("the operator SIGKILLed at five random moments while a 1,000-pod job and 20 small jobs are created: exactly the wanted pods, none twice, no orphan, every status true").
-		WithLabel("area", "faults").
-		Assess("kill, restart, five times; then count", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			c, ns := namespaced(ctx, t, cfg, "kill5")
-			operatorMu.Lock()
-			defer operatorMu.Unlock()
+	faultFeature(t, "the operator SIGKILLed at five random moments while a 1,000-pod job and 20 small jobs are created: exactly the wanted pods, none twice, no orphan, every status true",
+		"kill, restart, five times; then count", "kill5",
+		func(ctx context.Context, t *testing.T, cfg *envconf.Config, c client.Client, ns string) {
 			seed := time.Now().UnixNano()
 			rng := rand.New(rand.NewPCG(uint64(seed), 0))
 			t.Logf("seed %d (the kill moments)", seed)
@@ -331,10 +335,7 @@ func TestOperatorKilledFiveTimes(t *testing.T) {
 			if err := c.Delete(ctx, &batch.PyTorchTrainingJob{ObjectMeta: objectMeta(ns, "big")}); err != nil {
 				t.Error(err)
 			}
-			return ctx
-		}).
-		Feature()
-	testenv.Test(t, f)
+		})
 }
 
 // leaseName and leaseNamespace are where the e2e operators elect their leader (controller/manager.go
@@ -351,12 +352,9 @@ const (
 // TestLeaderElection: two replicas elect one leader; the leader SIGKILLed part-way through a
 // 300-pod job, the other takes over once the lease lapses and finishes the job, no pod twice.
 func TestLeaderElection(t *testing.T) {
-	f := features.New("two replicas with leader election: the leader SIGKILLed, the other takes over within the lease duration and no pod is created twice").
-		WithLabel("area", "faults").
-		Assess("kill the leader part-way through a job", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			c, ns := namespaced(ctx, t, cfg, "leader")
-			operatorMu.Lock()
-			defer operatorMu.Unlock()
+	faultFeature(t, "two replicas with leader election: the leader SIGKILLed, the other takes over within the lease duration and no pod is created twice",
+		"kill the leader part-way through a job", "leader",
+		func(ctx context.Context, t *testing.T, cfg *envconf.Config, c client.Client, ns string) {
 			if err := sharedOperator.stop(); err != nil {
 				t.Fatal(err)
 			}
@@ -453,10 +451,7 @@ func TestLeaderElection(t *testing.T) {
 			if err := c.Delete(ctx, &batch.PyTorchTrainingJob{ObjectMeta: objectMeta(ns, "le")}); err != nil {
 				t.Error(err)
 			}
-			return ctx
-		}).
-		Feature()
-	testenv.Test(t, f)
+		})
 }
 
 func getLease(ctx context.Context, t *testing.T, c client.Client) coordinationv1.Lease {
@@ -471,12 +466,9 @@ func getLease(ctx context.Context, t *testing.T, c client.Client) coordinationv1
 // TestJobDeletedWhileCreating: a 500-pod job deleted while its pods are being created leaves no
 // pod, Service or PodGroup behind, and a job beside it keeps its pods.
 func TestJobDeletedWhileCreating(t *testing.T) {
-	f := features.New("a job deleted while its pods are being created leaves nothing behind, and its neighbour is untouched").
-		WithLabel("area", "faults").
-		Assess("delete part-way", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			c, ns := namespaced(ctx, t, cfg, "doomed")
-			operatorMu.Lock()
-			defer operatorMu.Unlock()
+	faultFeature(t, "a job deleted while its pods are being created leaves nothing behind, and its neighbour is untouched",
+		"delete part-way", "doomed",
+		func(ctx context.Context, t *testing.T, cfg *envconf.Config, c client.Client, ns string) {
 			create(ctx, t, c, ns, pyTorchJob("neighbour").Workers(2, sim("", "")).Obj())
 			waitPhase(ctx, t, c, ns, "neighbour", batch.JobRunning)
 			before := jobPods(ctx, t, c, ns, "neighbour")
@@ -521,10 +513,7 @@ func TestJobDeletedWhileCreating(t *testing.T) {
 			if st.Aggregate.Running != 3 {
 				t.Errorf("neighbour: %+v; want 3 running", st.Aggregate)
 			}
-			return ctx
-		}).
-		Feature()
-	testenv.Test(t, f)
+		})
 }
 
 func uidsOf(pods []corev1.Pod) map[string]types.UID {

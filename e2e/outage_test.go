@@ -16,8 +16,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
-	"sigs.k8s.io/e2e-framework/pkg/features"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 )
@@ -104,15 +104,12 @@ func (s *apiServer) start() error {
 // the outcomes that happened in the dark are recorded, and the same operator process carries on
 // (its watches come back by themselves): a job created afterwards runs to its end.
 func TestAPIServerOutage(t *testing.T) {
-	f := features.New("the kube-apiserver stopped for 10 s while jobs run and finish: no job lost, every outcome recorded, the operator recovers without a restart").
-		WithLabel("area", "faults").
-		Assess("stop the API server, start it again, look", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			if localCluster == "" {
-				t.Skip("needs the local cluster, whose kube-apiserver the suite started (E2E_PROVIDER=local)")
-			}
-			c, ns := namespaced(ctx, t, cfg, "outage")
-			operatorMu.Lock()
-			defer operatorMu.Unlock()
+	if localCluster == "" {
+		t.Skip("needs the local cluster, whose kube-apiserver the suite started (E2E_PROVIDER=local)")
+	}
+	faultFeature(t, "the kube-apiserver stopped for 10 s while jobs run and finish: no job lost, every outcome recorded, the operator recovers without a restart",
+		"stop the API server, start it again, look", "outage",
+		func(ctx context.Context, t *testing.T, cfg *envconf.Config, c client.Client, ns string) {
 			operatorPID := sharedOperator.cmd.Process.Pid
 			// The pods end about 6 s after they start: inside the outage.
 			want := map[string]batch.JobPhase{"succeeds": batch.JobSucceeded, "fails": batch.JobFailed, "runs": batch.JobRunning}
@@ -195,8 +192,5 @@ func TestAPIServerOutage(t *testing.T) {
 			create(ctx, t, c, ns, pyTorchJob("after").Master(sim("1s", "0")).Workers(1, sim("1s", "0")).Obj())
 			waitPhase(ctx, t, c, ns, "after", batch.JobSucceeded)
 			t.Logf("a job created after the outage succeeded; the operator is still PID %d", operatorPID)
-			return ctx
-		}).
-		Feature()
-	testenv.Test(t, f)
+		})
 }

@@ -327,9 +327,8 @@ func coschedulingPauseResume(ctx context.Context, t *testing.T, c client.Client,
 	podGroupFirst()
 }
 
-// watchDeletions watches the namespace's pods and returns a function that reports, for each pod
-// seen being deleted gracefully, its deletionGracePeriodSeconds (0 for a pod that went at once).
-func watchDeletions(ctx context.Context, t *testing.T, ns string) func() map[string]int64 {
+// watchClient is a client of the test cluster that can watch.
+func watchClient(t *testing.T) client.WithWatch {
 	t.Helper()
 	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfigPath)
 	if err != nil {
@@ -339,7 +338,14 @@ func watchDeletions(ctx context.Context, t *testing.T, ns string) func() map[str
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := wc.Watch(ctx, &corev1.PodList{}, client.InNamespace(ns))
+	return wc
+}
+
+// watchDeletions watches the namespace's pods and returns a function that reports, for each pod
+// seen being deleted gracefully, its deletionGracePeriodSeconds (0 for a pod that went at once).
+func watchDeletions(ctx context.Context, t *testing.T, ns string) func() map[string]int64 {
+	t.Helper()
+	w, err := watchClient(t).Watch(ctx, &corev1.PodList{}, client.InNamespace(ns))
 	if err != nil {
 		t.Fatal(err)
 	}
