@@ -274,6 +274,26 @@ func TestOperatorKilledFiveTimes(t *testing.T) {
 				}
 				sharedOperator = p
 			}
+			lastStart := time.Now()
+			// Where the time goes: the pods' creation, the fake kubelet running them, the statuses.
+			var allExisted time.Duration
+			eventually(t, 3*time.Minute, "every wanted pod exists and runs or has run", func() (bool, string) {
+				var pods corev1.PodList
+				if err := c.List(ctx, &pods, client.InNamespace(ns)); err != nil {
+					return false, err.Error()
+				}
+				if len(pods.Items) == len(want) && allExisted == 0 {
+					allExisted = time.Since(lastStart)
+				}
+				started := 0
+				for _, p := range pods.Items {
+					if p.Status.Phase != corev1.PodPending && p.Status.Phase != "" {
+						started++
+					}
+				}
+				return len(pods.Items) == len(want) && started == len(want), fmt.Sprintf("%d pods, %d started", len(pods.Items), started)
+			})
+			t.Logf("every pod existed %.1f s and had started %.1f s after the last restart", allExisted.Seconds(), time.Since(lastStart).Seconds())
 
 			eventually(t, 3*time.Minute, "every job has its phase and a status that matches its pods", func() (bool, string) {
 				for _, j := range slices.Sorted(maps.Keys(jobs)) {
@@ -290,7 +310,7 @@ func TestOperatorKilledFiveTimes(t *testing.T) {
 				}
 				return true, ""
 			})
-			t.Logf("all 21 jobs settled %.1f s after they were created", time.Since(created).Seconds())
+			t.Logf("all 21 jobs' statuses settled %.1f s after the last restart (%.1f s after the jobs were created)", time.Since(lastStart).Seconds(), time.Since(created).Seconds())
 			time.Sleep(2 * time.Second) // a late write would show now
 
 			var pods corev1.PodList
