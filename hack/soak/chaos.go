@@ -296,10 +296,10 @@ func (c *chaos) killer(ctx context.Context, rng *rand.Rand, until time.Time) err
 	}
 	for {
 		every := c.o.killMin + time.Duration(rng.Int64N(int64(c.o.killMax-c.o.killMin)+1))
-		if err := localrun.Sleep(ctx, every); err != nil {
-			return nil
+		if left := time.Until(until); every >= left {
+			return nil // no kill is due before the chaos ends
 		}
-		if !time.Now().Before(until) {
+		if err := localrun.Sleep(ctx, every); err != nil {
 			return nil
 		}
 		downtime := time.Duration(1+rng.IntN(8)) * time.Second

@@ -110,6 +110,7 @@ func (r *results) markdown() string {
 		{"seed", fmt.Sprint(o.seed)},
 		{"jobs created", fmt.Sprintf("%d: %s", created, strings.Join(byKind, ", "))},
 		{"jobs finished: succeeded, failed (by reason)", finished},
+		{"pods created (each restart and replacement is a new pod)", fmt.Sprint(r.podsSeen())},
 		{"scales (scale subresource) / pauses / resumes / job deletions", fmt.Sprintf("%d / %d / %d / %d", t.scales, t.pauses, t.resumes, t.deletes)},
 		{"faults injected: pods made to exit with a random code / pods deleted / operator SIGKILLs", fmt.Sprintf("%d: %d / %d / %d", faults, t.podExits, t.podDeletes, t.kills)},
 		{"actions the API server refused (the job had finished or gone)", fmt.Sprint(t.refused)},
@@ -157,6 +158,16 @@ func (r *results) markdown() string {
 		}
 	}
 	return b.String()
+}
+
+// podsSeen counts the pods the watches saw, by UID.
+func (r *results) podsSeen() int {
+	if r.checker == nil {
+		return 0
+	}
+	r.checker.w.mu.Lock()
+	defer r.checker.w.mu.Unlock()
+	return len(r.checker.w.pods)
 }
 
 // finishedJobs counts the jobs seen to finish, by outcome and reason.
