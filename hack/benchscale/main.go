@@ -160,27 +160,9 @@ func run(ctx context.Context, o options) (err error) {
 	cl := localrun.Cluster{Repo: repo, Dir: o.dir, Name: o.clusterName, Nodes: o.nodes, Log: logf}
 	logf("scale %s; cluster %s in %s", o.scale.describe(), cl.Name, cl.Dir)
 
-	defer func() {
-		if o.keepCluster {
-			logf("cluster kept (--keep-cluster): stop it with %s", cl.DownCommand())
-			return
-		}
-		if derr := cl.Down(); derr != nil {
-			err = errors.Join(err, derr)
-		}
-	}()
-	if err := cl.Up(ctx); err != nil {
-		return err
-	}
-	if err := cl.InstallCRDs(ctx, false); err != nil {
-		return err
-	}
-
-	conn, err := cl.Connect("benchscale")
+	defer func() { err = errors.Join(err, cl.Release(o.keepCluster)) }()
+	conn, err := cl.Start(ctx, false, "benchscale")
 	if err != nil {
-		return err
-	}
-	if err := conn.RemoveNamespaces(ctx, logf, "benchscale"); err != nil {
 		return err
 	}
 

@@ -58,7 +58,7 @@ func newBench(ctx context.Context, conn localrun.Connection, o options, op *loca
 		return nil, err
 	}
 	wctx, cancel := context.WithCancel(ctx)
-	if err := watchJobsAndPods(wctx, conn.Config, conn.Scheme, ns, b.t); err != nil {
+	if err := watchJobsAndPods(wctx, conn, ns, b.t); err != nil {
 		cancel()
 		return nil, err
 	}

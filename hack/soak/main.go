@@ -170,30 +170,13 @@ func run(ctx context.Context, repo string, o options) (res *results, err error) 
 		fmt.Fprintf(actions, "%s %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
 	}
 	t := &tally{created: map[string]int{}}
-	res = &results{o: o, repo: repo, tally: t, started: time.Now()}
+	res = &results{o: o, repo: repo, commit: localrun.Commit(repo), tally: t, started: time.Now()}
 	logf("seed %d (replay with --seed=%d); duration %s; cluster %s in %s", o.seed, o.seed, o.duration, o.clusterName, o.dir)
 
 	cl := localrun.Cluster{Repo: repo, Dir: o.dir, Name: o.clusterName, Nodes: o.nodes, Log: logf}
-	defer func() {
-		if o.keepCluster {
-			logf("cluster kept (--keep-cluster): stop it with %s", cl.DownCommand())
-			return
-		}
-		if derr := cl.Down(); derr != nil {
-			err = errors.Join(err, derr)
-		}
-	}()
-	if err := cl.Up(ctx); err != nil {
-		return res, err
-	}
-	if err := cl.InstallCRDs(ctx, true); err != nil {
-		return res, err
-	}
-	conn, err := cl.Connect("soak")
+	defer func() { err = errors.Join(err, cl.Release(o.keepCluster)) }()
+	conn, err := cl.Start(ctx, true, "soak")
 	if err != nil {
-		return res, err
-	}
-	if err := conn.RemoveNamespaces(ctx, logf, "soak"); err != nil {
 		return res, err
 	}
 	ns, err := createNamespace(ctx, conn.Kube)

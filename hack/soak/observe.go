@@ -12,8 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
-	toolscache "k8s.io/client-go/tools/cache"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
@@ -356,16 +354,9 @@ func deref[T any](p *T, def T) T {
 }
 
 // observeJob records a job event.
-func (w *world) observeJob(kind string) func(obj any, deleted bool) {
-	return func(obj any, deleted bool) {
+func (w *world) observeJob(kind string) func(o client.Object, deleted bool) {
+	return func(o client.Object, deleted bool) {
 		now := time.Now()
-		if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-			obj, deleted = tomb.Obj, true
-		}
-		o, ok := obj.(client.Object)
-		if !ok {
-			return
-		}
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.lastChange = now
@@ -402,11 +393,8 @@ func (w *world) observeJob(kind string) func(obj any, deleted bool) {
 }
 
 // observePod records a pod event.
-func (w *world) observePod(obj any, deleted bool) {
+func (w *world) observePod(obj client.Object, deleted bool) {
 	now := time.Now()
-	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-		obj, deleted = tomb.Obj, true
-	}
 	p, ok := obj.(*corev1.Pod)
 	if !ok {
 		return
@@ -454,11 +442,8 @@ func (w *world) observePod(obj any, deleted bool) {
 }
 
 // observeService records a Service event.
-func (w *world) observeService(obj any, deleted bool) {
+func (w *world) observeService(obj client.Object, deleted bool) {
 	now := time.Now()
-	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-		obj, deleted = tomb.Obj, true
-	}
 	s, ok := obj.(*corev1.Service)
 	if !ok {
 		return
@@ -500,50 +485,14 @@ func (w *world) watch(ctx context.Context, conn localrun.Connection, namespace s
 		return err
 	}
 	selector := labels.NewSelector().Add(*owned)
-	c, err := cache.New(conn.Config, cache.Options{
-		Scheme:            conn.Scheme,
-		DefaultNamespaces: map[string]cache.Config{namespace: {}},
-		DefaultTransform:  cache.TransformStripManagedFields(),
-		ByObject: map[client.Object]cache.ByObject{
-			&corev1.Pod{}:     {Label: selector},
-			&corev1.Service{}: {Label: selector},
-		},
-	})
-	if err != nil {
-		return err
-	}
-	handlers := []struct {
-		obj     client.Object
-		observe func(obj any, deleted bool)
-	}{
-		{&batch.PyTorchTrainingJob{}, w.observeJob(kindPTJ)},
-		{&batch.TensorFlowTrainingJob{}, w.observeJob(kindTFJ)},
-		{&kubeflowv1.PyTorchJob{}, w.observeJob(kindPT)},
-		{&kubeflowv1.TFJob{}, w.observeJob(kindTF)},
-		{&corev1.Pod{}, w.observePod},
-		{&corev1.Service{}, w.observeService},
-	}
-	for _, h := range handlers {
-		inf, err := c.GetInformer(ctx, h.obj)
-		if err != nil {
-			return err
-		}
-		observe := h.observe
-		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-			AddFunc:    func(o any) { observe(o, false) },
-			UpdateFunc: func(_, o any) { observe(o, false) },
-			DeleteFunc: func(o any) { observe(o, true) },
-		}); err != nil {
-			return err
-		}
-	}
-	go func() { _ = c.Start(ctx) }()
-	syncCtx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	if !c.WaitForCacheSync(syncCtx) {
-		return fmt.Errorf("the soak's watches did not sync within a minute")
-	}
-	return nil
+	return conn.Watch(ctx, namespace,
+		localrun.Observer{Object: &batch.PyTorchTrainingJob{}, Observe: w.observeJob(kindPTJ)},
+		localrun.Observer{Object: &batch.TensorFlowTrainingJob{}, Observe: w.observeJob(kindTFJ)},
+		localrun.Observer{Object: &kubeflowv1.PyTorchJob{}, Observe: w.observeJob(kindPT)},
+		localrun.Observer{Object: &kubeflowv1.TFJob{}, Observe: w.observeJob(kindTF)},
+		localrun.Observer{Object: &corev1.Pod{}, Selector: selector, Observe: w.observePod},
+		localrun.Observer{Object: &corev1.Service{}, Selector: selector, Observe: w.observeService},
+	)
 }
 
 func clock(t time.Time) string { return t.Format("15:04:05.000") }

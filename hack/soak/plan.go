@@ -281,12 +281,7 @@ func (p jobPlan) object(ns string) client.Object {
 		if e := p.elastic; e != nil {
 			job.Spec.ElasticPolicy = &kubeflowv1.ElasticPolicy{MinReplicas: &e.min, MaxReplicas: &e.max}
 		}
-		if p.legacyLayout {
-			job.Spec.BackoffLimit, job.Spec.ActiveDeadlineSeconds, job.Spec.TTLSecondsAfterFinished = p.backoffLimit, p.deadline, p.ttl
-			job.Spec.CleanPodPolicy = p.cleanPodPolicy()
-		} else {
-			job.Spec.RunPolicy = p.kubeflowRunPolicy()
-		}
+		p.setRunPolicy(&job.Spec.RunPolicy, &job.Spec.BackoffLimit, &job.Spec.ActiveDeadlineSeconds, &job.Spec.TTLSecondsAfterFinished, &job.Spec.CleanPodPolicy)
 		return job
 	default:
 		job := &kubeflowv1.TFJob{ObjectMeta: meta}
@@ -294,12 +289,7 @@ func (p jobPlan) object(ns string) client.Object {
 		if p.allWorkers {
 			job.Spec.SuccessPolicy = ptrTo(kubeflowv1.SuccessPolicyAllWorkers)
 		}
-		if p.legacyLayout {
-			job.Spec.BackoffLimit, job.Spec.ActiveDeadlineSeconds, job.Spec.TTLSecondsAfterFinished = p.backoffLimit, p.deadline, p.ttl
-			job.Spec.CleanPodPolicy = p.cleanPodPolicy()
-		} else {
-			job.Spec.RunPolicy = p.kubeflowRunPolicy()
-		}
+		p.setRunPolicy(&job.Spec.RunPolicy, &job.Spec.BackoffLimit, &job.Spec.ActiveDeadlineSeconds, &job.Spec.TTLSecondsAfterFinished, &job.Spec.CleanPodPolicy)
 		return job
 	}
 }
@@ -338,18 +328,18 @@ func (p jobPlan) kubeflowReplicas(container string) map[kubeflowv1.ReplicaType]*
 	return out
 }
 
-func (p jobPlan) cleanPodPolicy() *kubeflowv1.CleanPodPolicy {
-	if p.cleanUp == "" {
-		return nil
+// setRunPolicy writes a Kubeflow job's run policy, in runPolicy or (the older layout) in the
+// four fields directly under spec.
+func (p jobPlan) setRunPolicy(rp **kubeflowv1.RunPolicy, backoff **int32, deadline **int64, ttl **int32, clean **kubeflowv1.CleanPodPolicy) {
+	var cleanPod *kubeflowv1.CleanPodPolicy
+	if p.cleanUp != "" {
+		cleanPod = ptrTo(kubeflowv1.CleanPodPolicy(p.cleanUp))
 	}
-	return ptrTo(kubeflowv1.CleanPodPolicy(p.cleanUp))
-}
-
-func (p jobPlan) kubeflowRunPolicy() *kubeflowv1.RunPolicy {
-	return &kubeflowv1.RunPolicy{
-		BackoffLimit: p.backoffLimit, ActiveDeadlineSeconds: p.deadline, TTLSecondsAfterFinished: p.ttl,
-		CleanPodPolicy: p.cleanPodPolicy(),
+	if p.legacyLayout {
+		*backoff, *deadline, *ttl, *clean = p.backoffLimit, p.deadline, p.ttl, cleanPod
+		return
 	}
+	*rp = &kubeflowv1.RunPolicy{BackoffLimit: p.backoffLimit, ActiveDeadlineSeconds: p.deadline, TTLSecondsAfterFinished: p.ttl, CleanPodPolicy: cleanPod}
 }
 
 func ptrTo[T any](v T) *T { return &v }

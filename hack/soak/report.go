@@ -14,6 +14,7 @@ import (
 type results struct {
 	o                                           options
 	repo                                        string
+	commit                                      string // read at the start: the code that ran
 	tally                                       *tally
 	checker                                     *checker
 	supervisor                                  *supervisor
@@ -21,7 +22,6 @@ type results struct {
 	startIdle, endIdle                          sample
 	violations                                  []violation
 	notes                                       []string
-	resourcesJudged                             bool
 	goroutineBound, rssBoundKB                  float64
 	warmChecks                                  int
 }
@@ -43,7 +43,6 @@ func (s sample) String() string {
 // judgeResources checks that the operator's memory and goroutines stay flat: idle at the end
 // against idle at the start, and each process at its end against its own warm-up.
 func (r *results) judgeResources(chk *checker, incs []incarnation) {
-	r.resourcesJudged = true
 	r.rssBoundKB = 1.5*float64(r.startIdle.rssKB) + 20*1024
 	if float64(r.endIdle.rssKB) > r.rssBoundKB {
 		chk.report(invRSS, "operator", "idle RSS %s at the end (process %d), above 1.5 x %s + 20 MB = %s at the start",
@@ -78,7 +77,7 @@ func (r *results) markdown() string {
 		flags = "default flags"
 	}
 	fmt.Fprintf(&b, "# make soak\n\nRun %s, commit %s, %s; %d KWOK nodes; seed %d.  \nOperator: %s (%s), killed every %s-%s; at most %d jobs; grace %s.\n\n",
-		r.started.UTC().Format("2006-01-02 15:04 UTC"), localrun.Commit(r.repo), localrun.Machine(), o.nodes, o.seed,
+		r.started.UTC().Format("2006-01-02 15:04 UTC"), r.commit, localrun.Machine(), o.nodes, o.seed,
 		o.operatorBin, flags, o.killMin, o.killMax, o.maxJobs, o.grace)
 
 	rounds, evaluations := 0, 0
@@ -114,7 +113,7 @@ func (r *results) markdown() string {
 		{"scales (scale subresource) / pauses / resumes / job deletions", fmt.Sprintf("%d / %d / %d / %d", t.scales, t.pauses, t.resumes, t.deletes)},
 		{"faults injected: pods made to exit with a random code / pods deleted / operator SIGKILLs", fmt.Sprintf("%d: %d / %d / %d", faults, t.podExits, t.podDeletes, t.kills)},
 		{"actions the API server refused (the job had finished or gone)", fmt.Sprint(t.refused)},
-		{"invariant checks run", fmt.Sprintf("%d rounds, %d evaluations of %d invariants", rounds, evaluations, len(invariants))},
+		{"invariant checks run", fmt.Sprintf("%d rounds, %d evaluations of %d invariants; goroutines of %d processes against their warm-up", rounds, evaluations, len(invariants), r.warmChecks)},
 		{"**invariant violations** (target 0)", fmt.Sprintf("**%d**", len(r.violations))},
 		{"operator RSS idle: start, end (bound)", fmt.Sprintf("%s, %s (≤ %s)", fmtMB(r.startIdle.rssKB), fmtMB(r.endIdle.rssKB), fmtMB(int64(r.rssBoundKB)))},
 		{"operator goroutines idle: start, end (bound)", fmt.Sprintf("%.0f, %.0f (≤ %.0f)", r.startIdle.goroutines, r.endIdle.goroutines, r.goroutineBound)},

@@ -64,6 +64,31 @@ func (c Cluster) Down() error {
 	return c.script(context.Background(), "down")
 }
 
+// Start brings the cluster up with the CRDs (with kubeflow, the kubeflow.org ones too), connects
+// to it as command and removes the namespaces an earlier run of the command left there.
+func (c Cluster) Start(ctx context.Context, kubeflow bool, command string) (Connection, error) {
+	if err := c.Up(ctx); err != nil {
+		return Connection{}, err
+	}
+	if err := c.InstallCRDs(ctx, kubeflow); err != nil {
+		return Connection{}, err
+	}
+	conn, err := c.Connect(command)
+	if err != nil {
+		return Connection{}, err
+	}
+	return conn, conn.RemoveNamespaces(ctx, c.Log, command)
+}
+
+// Release stops the cluster, or with keep leaves it running and says how to stop it.
+func (c Cluster) Release(keep bool) error {
+	if keep {
+		c.Log("cluster kept (--keep-cluster): stop it with %s", c.DownCommand())
+		return nil
+	}
+	return c.Down()
+}
+
 func (c Cluster) script(ctx context.Context, verb string) error {
 	cmd := exec.CommandContext(ctx, filepath.Join(c.Repo, "hack", "cluster.sh"), verb)
 	cmd.Env = c.env()
