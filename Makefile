@@ -117,6 +117,10 @@ bench: ## Run the render benchmarks.
 bench-scale: build ## Measure the operator at scale on its own 20-node cluster (.devcluster/bench/results.md); BENCH_ARGS='--scale=small' for a light run.
 	go run ./hack/benchscale $(BENCH_ARGS)
 
+.PHONY: soak
+soak: build ## Soak the operator on its own cluster: 10 min of random jobs, actions, pod exits and kills, invariants checked (.devcluster/soak/results.md); SOAK_ARGS='--duration=1h' for longer.
+	go run ./hack/soak $(SOAK_ARGS)
+
 ##@ Cluster
 
 .PHONY: cluster-up

@@ -11,7 +11,7 @@
 //
 //	go run ./hack/benchscale [flags] [-- operator flags...]
 //
-// The files: cluster.go (the cluster), operator.go (the operator process), watch.go (what the
+// The cluster and the operator process come from hack/internal/localrun. The files: watch.go (what the
 // bench's watches saw, and when), scenarios.go (the jobs and the phases), audit.go (the audit
 // log), report.go (the tables).
 package main
@@ -31,6 +31,8 @@ import (
 
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/trainyard/trainyard/hack/internal/localrun"
 )
 
 // options are the bench's command-line settings.
@@ -145,7 +147,7 @@ func dashDashGiven(args []string, n int) bool {
 // run brings the cluster and the operator up, plays the scenarios and reports, and always takes
 // down what it started.
 func run(ctx context.Context, o options) (err error) {
-	repo, err := findRepo()
+	repo, err := localrun.FindRepo()
 	if err != nil {
 		return err
 	}
@@ -155,46 +157,29 @@ func run(ctx context.Context, o options) (err error) {
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return err
 	}
-	cl := cluster{repo: repo, dir: o.dir, name: o.clusterName, nodes: o.nodes}
-	logf("scale %s; cluster %s in %s", o.scale.describe(), cl.name, cl.dir)
+	cl := localrun.Cluster{Repo: repo, Dir: o.dir, Name: o.clusterName, Nodes: o.nodes, Log: logf}
+	logf("scale %s; cluster %s in %s", o.scale.describe(), cl.Name, cl.Dir)
 
-	defer func() {
-		if o.keepCluster {
-			logf("cluster kept (--keep-cluster): stop it with DEVCLUSTER_DIR=%s CLUSTER=%s hack/cluster.sh down", cl.dir, cl.name)
-			return
-		}
-		if derr := cl.down(); derr != nil {
-			err = errors.Join(err, derr)
-		}
-	}()
-	if err := cl.up(ctx); err != nil {
-		return err
-	}
-	if err := cl.installCRDs(ctx); err != nil {
-		return err
-	}
-
-	conn, err := cl.connect()
+	defer func() { err = errors.Join(err, cl.Release(o.keepCluster)) }()
+	conn, err := cl.Start(ctx, false, "benchscale")
 	if err != nil {
 		return err
 	}
-	if err := conn.removeLeftovers(ctx); err != nil {
-		return err
-	}
 
-	op, err := startOperator(ctx, operatorConfig{
-		bin:        inRepo(repo, o.operatorBin),
-		kubeconfig: cl.kubeconfig(),
-		logPath:    filepath.Join(o.dir, "operator.log"),
-		extraFlags: o.operatorFlags,
-		pprof:      o.pprof,
+	op, err := localrun.StartOperator(ctx, localrun.OperatorConfig{
+		Bin:        localrun.InRepo(repo, o.operatorBin),
+		Kubeconfig: cl.Kubeconfig(),
+		LogPath:    filepath.Join(o.dir, "operator.log"),
+		ExtraFlags: o.operatorFlags,
+		Pprof:      o.pprof,
+		Log:        logf,
 	})
 	if err != nil {
 		return err
 	}
-	defer op.stop() // a no-op once stopped below
+	defer op.Stop() // a no-op once stopped below
 
-	res := &results{scale: o.scale, operatorStarted: op.startedAt}
+	res := &results{scale: o.scale, operatorStarted: op.StartedAt}
 	b, err := newBench(ctx, conn, o, op, res)
 	if err != nil {
 		return err
@@ -205,8 +190,8 @@ func run(ctx context.Context, o options) (err error) {
 		res.notes = append(res.notes, "the run broke: "+runErr.Error())
 	}
 
-	res.peakRSSKB, _ = op.rss("VmHWM")
-	if err := op.stop(); err != nil {
+	res.peakRSSKB, _ = op.RSS("VmHWM")
+	if err := op.Stop(); err != nil {
 		res.notes = append(res.notes, "operator stop: "+err.Error())
 	}
 	res.operatorStopped = time.Now()
@@ -214,47 +199,20 @@ func run(ctx context.Context, o options) (err error) {
 		b.deleteNamespace()
 	}
 
-	audit, aerr := readAudit(cl.auditLog(), res.windows(), filepath.Join(o.dir, "audit-trainyard.log"))
+	audit, aerr := readAudit(cl.AuditLog(), res.windows(), filepath.Join(o.dir, "audit-trainyard.log"))
 	if aerr != nil {
 		res.notes = append(res.notes, "audit log: "+aerr.Error())
 	}
 	res.audit = audit
-	md := res.markdown(describeRun(repo, o, op.args))
+	md := res.markdown(describeRun(repo, o, op.Args))
 	fmt.Println()
 	fmt.Print(md)
 	out := filepath.Join(o.dir, "results.md")
 	if werr := os.WriteFile(out, []byte(md), 0o644); werr != nil {
 		return errors.Join(runErr, werr)
 	}
-	logf("results written to %s; operator log %s", out, op.cfg.logPath)
+	logf("results written to %s; operator log %s", out, op.Config.LogPath)
 	return errors.Join(runErr, aerr)
-}
-
-// inRepo resolves a path relative to the repository; an absolute path stays as it is.
-func inRepo(repo, path string) string {
-	if filepath.IsAbs(path) {
-		return path
-	}
-	return filepath.Join(repo, path)
-}
-
-// findRepo walks up from the working directory to the module's root.
-func findRepo() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && strings.Contains(string(data), "module github.com/trainyard/trainyard\n") {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("run from inside the trainyard repository (no go.mod of github.com/trainyard/trainyard above the working directory)")
-		}
-		dir = parent
-	}
 }
 
 func logf(format string, args ...any) {

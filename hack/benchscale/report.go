@@ -3,11 +3,11 @@ package main
 import (
 	"fmt"
 	"maps"
-	"os/exec"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/trainyard/trainyard/hack/internal/localrun"
 )
 
 // results is everything the run measured, filled in as it goes, so a broken run still reports
@@ -232,24 +232,9 @@ func (r *results) notesList(b *strings.Builder) {
 
 // describeRun: when, what, on which commit and machine, with which operator flags.
 func describeRun(repo string, o options, operatorArgs []string) string {
-	commit := strings.TrimSpace(gitOutput(repo, "rev-parse", "--short", "HEAD"))
-	if commit == "" {
-		commit = "unknown"
-	}
-	if strings.TrimSpace(gitOutput(repo, "status", "--porcelain", "--untracked-files=no")) != "" {
-		commit += " + uncommitted changes"
-	}
-	return fmt.Sprintf("Run %s: scale %s; %d KWOK nodes; commit %s; %s, %d CPUs.  \nOperator: `%s %s`; settle %s, master run-duration %s.",
-		time.Now().UTC().Format("2006-01-02 15:04 UTC"), o.scale.describe(), o.nodes, commit, runtime.Version(), runtime.NumCPU(),
+	return fmt.Sprintf("Run %s: scale %s; %d KWOK nodes; commit %s; %s.  \nOperator: `%s %s`; settle %s, master run-duration %s.",
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), o.scale.describe(), o.nodes, localrun.Commit(repo), localrun.Machine(),
 		o.operatorBin, strings.Join(operatorArgs, " "), o.settle, o.masterRun)
-}
-
-func gitOutput(repo string, args ...string) string {
-	out, err := exec.Command("git", append([]string{"-C", repo}, args...)...).Output()
-	if err != nil {
-		return ""
-	}
-	return string(out)
 }
 
 func seconds(d time.Duration) string { return fmt.Sprintf("%.3f s", d.Seconds()) }

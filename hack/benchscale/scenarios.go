@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	"github.com/trainyard/trainyard/hack/internal/localrun"
 )
 
 // Simulation annotations read by the cluster's KWOK stages (hack/kwok/pod-stages.yaml).
@@ -29,7 +30,7 @@ const (
 // bench plays the scenarios against the operator, in a namespace of its own.
 type bench struct {
 	o           options
-	op          *operator
+	op          *localrun.Operator
 	res         *results
 	kube        client.Client
 	ns          string
@@ -38,13 +39,13 @@ type bench struct {
 }
 
 // newBench creates the run's namespace and starts the watches.
-func newBench(ctx context.Context, conn connection, o options, op *operator, res *results) (*bench, error) {
-	kube := conn.kube
+func newBench(ctx context.Context, conn localrun.Connection, o options, op *localrun.Operator, res *results) (*bench, error) {
+	kube := conn.Kube
 	b := &bench{o: o, op: op, res: res, kube: kube, t: newTracker(), stopWatches: func() {}}
 
 	// A fresh namespace per run, so a cluster kept from an earlier run holds nothing of ours.
 	ns := fmt.Sprintf("bench-%d", time.Now().Unix())
-	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{benchLabel: "benchscale"}}}
+	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{localrun.ManagedByLabel: "benchscale"}}}
 	if err := kube.Create(ctx, namespace); err != nil {
 		return nil, fmt.Errorf("creating namespace %s: %w", ns, err)
 	}
@@ -57,7 +58,7 @@ func newBench(ctx context.Context, conn connection, o options, op *operator, res
 		return nil, err
 	}
 	wctx, cancel := context.WithCancel(ctx)
-	if err := watchJobsAndPods(wctx, conn.cfg, conn.scheme, ns, b.t); err != nil {
+	if err := watchJobsAndPods(wctx, conn, ns, b.t); err != nil {
 		cancel()
 		return nil, err
 	}
@@ -69,10 +70,10 @@ func newBench(ctx context.Context, conn connection, o options, op *operator, res
 // run plays the scenarios in order: idle, burst, completion, deletion, big job.
 func (b *bench) run(ctx context.Context) error {
 	logf("idle: %s before reading the operator's RSS", b.o.idle)
-	if err := sleep(ctx, time.Until(b.op.readyAt.Add(b.o.idle))); err != nil {
+	if err := localrun.Sleep(ctx, time.Until(b.op.ReadyAt.Add(b.o.idle))); err != nil {
 		return err
 	}
-	b.res.idleRSSKB, _ = b.op.rss("VmRSS")
+	b.res.idleRSSKB, _ = b.op.RSS("VmRSS")
 
 	burst, err := b.burst(ctx)
 	b.res.burst = b.burstFigures(burst)
@@ -229,13 +230,13 @@ type bigRun struct {
 func (b *bench) bigJob(ctx context.Context) (bigRun, error) {
 	run := bigRun{name: "big"}
 	var profiled sync.WaitGroup
-	if b.o.pprof && b.op.pprofAddr != "" {
+	if b.o.pprof && b.op.PprofAddr != "" {
 		path := filepath.Join(b.o.dir, "cpu.pprof")
 		profiled.Add(1)
 		go func() {
 			defer profiled.Done()
 			logf("big job: CPU profile for %d s into %s", b.o.pprofSeconds, path)
-			if err := b.op.cpuProfile(ctx, b.o.pprofSeconds, path); err != nil {
+			if err := b.op.CPUProfile(ctx, b.o.pprofSeconds, path); err != nil {
 				logf("big job: CPU profile: %v", err)
 				return
 			}
@@ -261,7 +262,7 @@ func (b *bench) bigJob(ctx context.Context) (bigRun, error) {
 	})
 	b.res.addPhase("big job", run.created, time.Now())
 	if err == nil {
-		b.res.bigRSSKB, _ = b.op.rss("VmRSS")
+		b.res.bigRSSKB, _ = b.op.RSS("VmRSS")
 	}
 	profiled.Wait()
 	return run, err
@@ -356,13 +357,13 @@ func (b *bench) waitFor(ctx context.Context, what string, timeout time.Duration,
 			logf("%s: done in %s", what, seconds(time.Since(start)))
 			return nil
 		}
-		if b.op != nil && !b.op.alive() {
-			return fmt.Errorf("%s: the operator exited (log: %s); %s", what, b.op.cfg.logPath, progress)
+		if b.op != nil && !b.op.Alive() {
+			return fmt.Errorf("%s: the operator exited (log: %s); %s", what, b.op.Config.LogPath, progress)
 		}
 		if time.Since(start) > timeout {
 			hint := ""
 			if b.op != nil {
-				hint = fmt.Sprintf(". Is the operator reconciling? See %s", b.op.cfg.logPath)
+				hint = fmt.Sprintf(". Is the operator reconciling? See %s", b.op.Config.LogPath)
 			}
 			return fmt.Errorf("%s: not done within %s: %s%s", what, timeout, progress, hint)
 		}
@@ -370,7 +371,7 @@ func (b *bench) waitFor(ctx context.Context, what string, timeout time.Duration,
 			logf("%s: %s", what, progress)
 			nextLog = nextLog.Add(5 * time.Second)
 		}
-		if err := sleep(ctx, 20*time.Millisecond); err != nil {
+		if err := localrun.Sleep(ctx, 20*time.Millisecond); err != nil {
 			if errors.Is(err, context.Canceled) {
 				return fmt.Errorf("%s: interrupted: %s", what, progress)
 			}
@@ -423,18 +424,6 @@ feed:
 		return err
 	}
 	return ctx.Err()
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(d):
-		return nil
-	}
 }
 
 func ptrTo[T any](v T) *T { return &v }

@@ -2,19 +2,15 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/rest"
-	toolscache "k8s.io/client-go/tools/cache"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	"github.com/trainyard/trainyard/hack/internal/localrun"
 )
 
 // tracker records, on the bench's own clock, when the bench's watches first saw each pod and
@@ -83,11 +79,8 @@ func (t *tracker) quietFor() time.Duration {
 	return time.Since(t.lastChange)
 }
 
-func (t *tracker) observePod(obj any, deleted bool) {
+func (t *tracker) observePod(obj client.Object, deleted bool) {
 	now := time.Now()
-	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-		obj, deleted = tomb.Obj, true
-	}
 	p, ok := obj.(*corev1.Pod)
 	if !ok {
 		return
@@ -120,11 +113,8 @@ func (t *tracker) observePod(obj any, deleted bool) {
 	}
 }
 
-func (t *tracker) observeJob(obj any, deleted bool) {
+func (t *tracker) observeJob(obj client.Object, deleted bool) {
 	now := time.Now()
-	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-		obj, deleted = tomb.Obj, true
-	}
 	j, ok := obj.(*batch.PyTorchTrainingJob)
 	if !ok {
 		return
@@ -155,39 +145,10 @@ func (t *tracker) observeJob(obj any, deleted bool) {
 // watchJobsAndPods starts informers on the namespace's PyTorchTrainingJobs and on their pods
 // (label tensorstack.dev/owner-kind=PyTorchTrainingJob), feeding t, and waits for them to sync.
 // Cancelling ctx stops them.
-func watchJobsAndPods(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, namespace string, t *tracker) error {
+func watchJobsAndPods(ctx context.Context, conn localrun.Connection, namespace string, t *tracker) error {
 	podSelector := labels.SelectorFromSet(labels.Set{batch.LabelOwnerKind: "PyTorchTrainingJob"})
-	c, err := cache.New(cfg, cache.Options{
-		Scheme:            scheme,
-		DefaultNamespaces: map[string]cache.Config{namespace: {}},
-		DefaultTransform:  cache.TransformStripManagedFields(),
-		ByObject:          map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: podSelector}},
-	})
-	if err != nil {
-		return err
-	}
-	handlers := map[client.Object]func(obj any, deleted bool){
-		&corev1.Pod{}:               t.observePod,
-		&batch.PyTorchTrainingJob{}: t.observeJob,
-	}
-	for obj, observe := range handlers {
-		inf, err := c.GetInformer(ctx, obj)
-		if err != nil {
-			return err
-		}
-		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-			AddFunc:    func(o any) { observe(o, false) },
-			UpdateFunc: func(_, o any) { observe(o, false) },
-			DeleteFunc: func(o any) { observe(o, true) },
-		}); err != nil {
-			return err
-		}
-	}
-	go func() { _ = c.Start(ctx) }()
-	syncCtx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	if !c.WaitForCacheSync(syncCtx) {
-		return fmt.Errorf("the bench's watches did not sync within a minute")
-	}
-	return nil
+	return conn.Watch(ctx, namespace,
+		localrun.Observer{Object: &corev1.Pod{}, Selector: podSelector, Observe: t.observePod},
+		localrun.Observer{Object: &batch.PyTorchTrainingJob{}, Observe: t.observeJob},
+	)
 }
