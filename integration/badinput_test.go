@@ -4,7 +4,9 @@ package integration
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"reflect"
 	"slices"
 	"strings"
@@ -15,6 +17,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -22,17 +25,22 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
 
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 	"github.com/trainyard/trainyard/render"
+	"github.com/trainyard/trainyard/status"
 )
 
 // Bad input (issue 9, SPEC §13): malformed and hostile manifests each get a refusal that names
-// the field, or run safely. A job the API server admits is read back as stored, rendered, and
-// every object render makes of it is sent to the same API server as a dry run: so each case shows
-// what the user gets at admission and what the job's pods would get at run time (a refusal there
-// becomes a CreateFailed event on the job). Every case runs beside a neighbour job in its
-// namespace, which must come out untouched; and every field of an admitted manifest must be
-// stored as written, unless the server warned that it dropped it.
+// the field, or run safely. A job the API server admits is read back as stored and rendered as
+// the operator renders it; a job render refuses gets the status the operator would write
+// (Initialized=False, InvalidSpec, the refusal as its message). Every object render makes of an
+// accepted job is sent to the same API server as a dry run: so each case shows what the user gets
+// at admission and what the job's pods would get at run time (a refusal there becomes a
+// CreateFailed event on the job). Every case runs beside a neighbour job in its namespace, which
+// must come out untouched; and every field of an admitted manifest must be stored as written,
+// unless the server warned that it dropped it.
 
 // badInput is one manifest and what becomes of it.
 type badInput struct {
@@ -43,13 +51,14 @@ type badInput struct {
 	// namespaceLabels label the case's namespace (e.g. a Pod Security level).
 	namespaceLabels map[string]string
 
-	// refused: the API server refuses the job (422 Invalid unless refusedAs says otherwise), with
-	// a message containing each string: the field's path and a phrase of the rule.
-	refused   []string
-	refusedAs metav1.StatusReason
+	// refused: the API server refuses the job, answering refusedCode (422 Invalid unless set),
+	// with a message containing each string: the field's path and a phrase of the rule.
+	refused     []string
+	refusedCode int32
 
 	// Otherwise the job is admitted and rendered. dropped are the fields the server drops (each
-	// must come with a warning naming it); renderErr: render refuses the stored job with these.
+	// must come with a warning naming it); renderErr: render refuses the stored job with these,
+	// and the job's Initialized condition says so.
 	dropped   []string
 	renderErr []string
 	// podsRefused: the API server refuses the rendered pods with these (a run-time CreateFailed
@@ -64,6 +73,7 @@ type badRun struct {
 	ns       string
 	stored   *unstructured.Unstructured
 	warnings []string
+	job      render.Job
 	out      *render.Output
 	// renderTime is how long one Render took (recorded, never asserted).
 	renderTime time.Duration
@@ -145,7 +155,7 @@ metadata: {name: pt, labels: {team: %s}}
 spec:
   replicaSpecs:
   - {type: worker, template: PYTORCH_POD}`, strings.Repeat("v", 64)),
-			refused: []string{"metadata.labels", "must be no more than 63 characters"},
+			refused: []string{"metadata.labels", "must be no more than 63 bytes"},
 		},
 		"a template label value of 64 characters is admitted and its pods are refused": {
 			manifest: fmt.Sprintf(`
@@ -157,7 +167,7 @@ spec:
     template:
       metadata: {labels: {team: %s}}
       spec: {containers: [{name: pytorch, image: 'pytorch/pytorch:2.4.0'}]}`, strings.Repeat("v", 64)),
-			podsRefused: []string{"metadata.labels", "must be no more than 63 characters"},
+			podsRefused: []string{"metadata.labels", "must be no more than 63 bytes"},
 		},
 		"a template label key of 64 characters is admitted and its pods are refused": {
 			manifest: fmt.Sprintf(`
@@ -170,7 +180,7 @@ spec:
       template:
         metadata: {labels: {example.com/%s: "yes"}}
         spec: {containers: [{name: tensorflow, image: 'tensorflow/tensorflow:2.16.1'}]}`, strings.Repeat("k", 64)),
-			podsRefused: []string{"metadata.labels", "name part must be no more than 63 characters"},
+			podsRefused: []string{"metadata.labels", "name part must be no more than 63 bytes"},
 		},
 
 		// Size: the API server takes requests up to 3 MiB; etcd stores objects up to 1.5 MiB.
@@ -183,15 +193,20 @@ spec:
 				}
 			},
 		},
-		"2 MiB of environment is refused: etcd stores no object that large": {
-			manifest:  envJob(2 << 20),
-			refused:   []string{"request is too large"},
-			refusedAs: metav1.StatusReasonInternalError,
+		"1.75 MiB of environment is refused: etcd stores objects up to 1.5 MiB": {
+			manifest:    envJob(7 << 18),
+			refused:     []string{"etcdserver: request is too large"},
+			refusedCode: http.StatusInternalServerError,
+		},
+		"2 MiB of environment is refused: the API server sends etcd no request over 2 MiB": {
+			manifest:    envJob(2 << 20),
+			refused:     []string{"ResourceExhausted", "trying to send message larger than max"},
+			refusedCode: http.StatusInternalServerError,
 		},
 		"a 4 MiB manifest is refused by the API server's request limit": {
-			manifest:  envJob(4 << 20),
-			refused:   []string{"limit is 3145728"},
-			refusedAs: metav1.StatusReasonRequestEntityTooLarge,
+			manifest:    envJob(4 << 20),
+			refused:     []string{"limit is 3145728"},
+			refusedCode: http.StatusRequestEntityTooLarge,
 		},
 		"1 MiB of template annotations is admitted and its pods are refused": {
 			manifest: fmt.Sprintf(`
@@ -421,8 +436,9 @@ spec:
         containers: [{name: tensorflow, image: 'tensorflow/tensorflow:2.16.1', volumeMounts: [{name: data, mountPath: /data}]}]
         volumes: [{name: data, persistentVolumeClaim: {claimName: other-ns/data}}]`,
 			check: func(t *testing.T, r *badRun) {
-				if p := r.out.Pods[0]; p.Namespace != r.ns {
-					t.Errorf("pod %s is in namespace %s; want the job's, %s", p.Name, p.Namespace, r.ns)
+				if p := r.out.Pods[0]; p.Namespace != r.ns || p.Spec.Volumes[0].PersistentVolumeClaim.ClaimName != "other-ns/data" {
+					t.Errorf("pod %s/%s mounts claim %q; want the pod in the job's namespace %s, mounting other-ns/data of its own namespace",
+						p.Namespace, p.Name, p.Spec.Volumes[0].PersistentVolumeClaim.ClaimName, r.ns)
 				}
 			},
 		},
@@ -490,7 +506,7 @@ spec:
         containers: [{name: pytorch, image: 'pytorch/pytorch:2.4.0', gpus: 8}]`,
 			refused: []string{`unknown field "spec.retries"`, `unknown field "spec.replicaSpecs[0].replica"`,
 				`unknown field "spec.replicaSpecs[0].template.spec.containers[0].gpus"`},
-			refusedAs: metav1.StatusReasonBadRequest,
+			refusedCode: http.StatusBadRequest,
 		},
 		"a misspelt replicas in a TFJob is dropped with a warning, and the job runs one replica": {
 			manifest: `
@@ -500,7 +516,7 @@ metadata: {name: tf}
 spec:
   tfReplicaSpecs:
     Worker: {replica: 8, template: TFJOB_POD}`,
-			dropped: []string{"spec.tfReplicaSpecs[Worker].replica"},
+			dropped: []string{"spec.tfReplicaSpecs.Worker.replica"},
 			check:   func(t *testing.T, r *badRun) { wantCounts(t, r, 1, 1) },
 		},
 
@@ -535,7 +551,8 @@ spec:
   pytorchReplicaSpecs:
     master: {template: PYTORCHJOB_POD}
     worker: {replicas: 2, template: PYTORCHJOB_POD}`,
-			refused: []string{"spec.pytorchReplicaSpecs", "unknown replica type master", "spelled so"},
+			// Note: the rule names one unknown key, whichever the map gives first: master or worker.
+			refused: []string{"spec.pytorchReplicaSpecs", "has an unknown replica type", "the keys must be Master or Worker, spelled so"},
 		},
 		"a TFJob replica key in lower case is refused": {
 			manifest: `
@@ -557,7 +574,7 @@ spec:
   tfReplicaSpecs:
     PS: {replicas: -1, template: TFJOB_POD}
     Worker: {replicas: 2, template: TFJOB_POD}`,
-			refused: []string{"spec.tfReplicaSpecs[PS].replicas", "greater than or equal to 0"},
+			refused: []string{"spec.tfReplicaSpecs.PS.replicas", "greater than or equal to 0"},
 		},
 		"zero replicas of every type are admitted and the job waits without pods": {
 			manifest: `
@@ -586,16 +603,28 @@ spec:
   - {type: worker, template: TF_POD}`,
 			refused: []string{"spec.runPolicy.activeDeadlineSeconds", "greater than or equal to 1"},
 		},
-		"an activeDeadlineSeconds of 10^12 s runs": {
+		"an activeDeadlineSeconds of 10^10 s (317 years) runs, and an hour in it has not fallen due": {
 			manifest: `
 apiVersion: kubeflow.org/v1
 kind: PyTorchJob
 metadata: {name: pt}
 spec:
-  runPolicy: {activeDeadlineSeconds: 1000000000000}
+  runPolicy: {activeDeadlineSeconds: 10000000000}
   pytorchReplicaSpecs:
     Worker: {template: PYTORCHJOB_POD}`,
-			check: func(t *testing.T, r *badRun) { wantCounts(t, r, 1, 1) },
+			check: func(t *testing.T, r *badRun) {
+				wantCounts(t, r, 1, 1)
+				now := time.Now()
+				job := r.job
+				job.Status.Phase, job.Status.StartTime = batch.JobRunning, &metav1.Time{Time: now.Add(-time.Hour)}
+				out, err := render.Render(render.Input{Job: job, Now: now})
+				if err != nil {
+					t.Fatalf("render refused the job an hour in: %v", err)
+				}
+				if d := out.Decisions; d.Phase == batch.JobFailed {
+					t.Errorf("an hour into a deadline of 10^10 s the job failed: %s: %s", d.Reason, d.Message)
+				}
+			},
 		},
 		"restartPolicy exitCode in lower case is refused": {
 			manifest: `
@@ -614,7 +643,7 @@ metadata: {name: pt}
 spec:
   pytorchReplicaSpecs:
     Worker: {restartPolicy: ExitCode137, template: PYTORCHJOB_POD}`,
-			refused: []string{"spec.pytorchReplicaSpecs[Worker].restartPolicy", `Unsupported value: "ExitCode137"`},
+			refused: []string{"spec.pytorchReplicaSpecs.Worker.restartPolicy", `Unsupported value: "ExitCode137"`},
 		},
 		"a template restartPolicy Always is replaced with Never, with a warning": {
 			manifest: `
@@ -685,16 +714,17 @@ func runBadInput(t *testing.T, tc badInput) {
 	gvr := resources[sent.GetKind()].WithVersion(sent.GroupVersionKind().Version)
 	stored, err := client.Resource(gvr).Namespace(ns).Create(t.Context(), sent.DeepCopy(), opts)
 	if tc.refused != nil {
-		wantRefusedAs(t, err, tc.refusedAs, tc.refused...)
+		wantRefusedAs(t, err, tc.refusedCode, tc.refused...)
 		return
 	}
 	wantAccepted(t, err)
 	r := &badRun{ns: ns, stored: stored, warnings: seen.text}
 	wantNothingLost(t, sent, stored, tc.dropped, r.warnings)
 
-	r.out, r.renderTime, err = renderStored(stored)
+	r.job, r.out, r.renderTime, err = renderStored(stored)
 	if tc.renderErr != nil {
 		wantErrorText(t, "render", err, tc.renderErr...)
+		wantInvalidSpec(t, &r.job, err, tc.renderErr...)
 		return
 	}
 	if err != nil {
@@ -725,20 +755,37 @@ func warningClient(t *testing.T) (dynamic.Interface, *warnings) {
 	return client, seen
 }
 
-// wantRefusedAs is wantRefused for a refusal of the given reason (Invalid if empty).
-func wantRefusedAs(t *testing.T, err error, reason metav1.StatusReason, want ...string) {
+// wantRefusedAs is wantRefused for a refusal of the given HTTP status (422 Invalid if 0).
+func wantRefusedAs(t *testing.T, err error, code int32, want ...string) {
 	t.Helper()
-	if reason == "" || reason == metav1.StatusReasonInvalid {
+	if code == 0 || code == http.StatusUnprocessableEntity {
 		wantRefused(t, err, want...)
 		return
 	}
 	if err == nil {
-		t.Fatalf("the API server accepted the object; want it refused (%s) with a message containing %q", reason, want)
+		t.Fatalf("the API server accepted the object; want it refused (%d) with a message containing %q", code, want)
 	}
-	if got := apierrors.ReasonForError(err); got != reason {
-		t.Errorf("the API server answered %s; want %s", got, reason)
+	var answer apierrors.APIStatus
+	if !errors.As(err, &answer) || answer.Status().Code != code {
+		t.Errorf("the API server answered %v; want HTTP status %d", err, code)
 	}
 	wantErrorText(t, "the API server", err, want...)
+}
+
+// wantInvalidSpec checks the status the operator derives for a job render refused: Pending,
+// Initialized=False with reason InvalidSpec and a message containing each of want.
+func wantInvalidSpec(t *testing.T, job *render.Job, renderErr error, want ...string) {
+	t.Helper()
+	st := status.Derive(status.Input{Job: job, RenderErr: renderErr, Now: time.Now()})
+	c := meta.FindStatusCondition(st.Conditions, batch.ConditionInitialized)
+	if st.Phase != batch.JobPending || c == nil || c.Status != metav1.ConditionFalse || c.Reason != status.ReasonInvalidSpec {
+		t.Fatalf("phase %s, Initialized %+v; want Pending and Initialized False/%s", st.Phase, c, status.ReasonInvalidSpec)
+	}
+	for _, w := range want {
+		if !strings.Contains(c.Message, w) {
+			t.Errorf("the Initialized condition does not mention %q; it says:\n  %s", w, c.Message)
+		}
+	}
 }
 
 // wantErrorText fails unless err contains every one of want.
@@ -770,9 +817,9 @@ func wantNothingLost(t *testing.T, sent, stored *unstructured.Unstructured, drop
 	}
 }
 
-// lostFields lists, sorted, the paths of sent that stored lacks or holds otherwise. Lists are
-// compared item by item; a map keyed by replica type shows its key in brackets, as the server's
-// field paths do.
+// lostFields lists, sorted, the paths of sent that stored lacks or holds otherwise, spelt as the
+// server's warnings spell them: list items by index in brackets, map keys (a Kubeflow replica
+// type too) after a dot. Lists are compared item by item.
 func lostFields(path string, sent, stored any) []string {
 	var lost []string
 	switch s := sent.(type) {
@@ -782,11 +829,7 @@ func lostFields(path string, sent, stored any) []string {
 			return []string{path}
 		}
 		for k, v := range s {
-			child := path + "." + k
-			if strings.HasSuffix(path, "ReplicaSpecs") {
-				child = path + "[" + k + "]"
-			}
-			child = strings.TrimPrefix(child, ".")
+			child := strings.TrimPrefix(path+"."+k, ".")
 			if sv, found := st[k]; found {
 				lost = append(lost, lostFields(child, v, sv)...)
 			} else {
@@ -812,14 +855,14 @@ func lostFields(path string, sent, stored any) []string {
 
 // renderStored renders the job as the server stored it, as the controller would on its first
 // round: no pods yet, every PodGroup CRD installed.
-func renderStored(stored *unstructured.Unstructured) (*render.Output, time.Duration, error) {
+func renderStored(stored *unstructured.Unstructured) (render.Job, *render.Output, time.Duration, error) {
 	data, err := json.Marshal(stored.Object)
 	if err != nil {
-		return nil, 0, err
+		return render.Job{}, nil, 0, err
 	}
 	job, err := render.ReadJob(data)
 	if err != nil {
-		return nil, 0, fmt.Errorf("reading the stored job: %w", err)
+		return job, nil, 0, fmt.Errorf("reading the stored job: %w", err)
 	}
 	crds := map[string]bool{}
 	for _, crd := range render.PodGroupCRDs() {
@@ -827,7 +870,7 @@ func renderStored(stored *unstructured.Unstructured) (*render.Output, time.Durat
 	}
 	start := time.Now()
 	out, err := render.Render(render.Input{Job: job, Now: start, InstalledCRDs: crds})
-	return out, time.Since(start), err
+	return job, out, time.Since(start), err
 }
 
 // dryRun sends what render made to the API server as a dry run (nothing is stored) and returns
@@ -1018,7 +1061,7 @@ func TestLargestJobsPassTheCELBudget(t *testing.T) {
 		patch string
 	}{
 		"PyTorchTrainingJob":    {largestPyTorchTrainingJob(), `{spec: {elastic: {expectedReplicas: 99999}}}`},
-		"TensorFlowTrainingJob": {largestTensorFlowTrainingJob(), `{spec: {runMode: {pause: {enabled: true}}}}`},
+		"TensorFlowTrainingJob": {largestTensorFlowTrainingJob(), `{spec: {runMode: {pause: {enabled: true, enable: true}}}}`},
 		"PyTorchJob":            {largestPyTorchJob(), `{spec: {runPolicy: {suspend: true}}}`},
 		"TFJob":                 {largestTFJob(), `{spec: {runPolicy: {suspend: true}}}`},
 	}
@@ -1032,9 +1075,10 @@ func TestLargestJobsPassTheCELBudget(t *testing.T) {
 			_, err := create(t, ns, job)
 			wantAccepted(t, err)
 			t.Logf("%s of %d KiB admitted in %s", kind, len(data)>>10, time.Since(start).Round(time.Millisecond))
-			patch := manifest(t, tc.patch).Object
-			delete(patch, "apiVersion")
-			body, _ := json.Marshal(patch)
+			body, err := yaml.YAMLToJSON([]byte(tc.patch))
+			if err != nil {
+				t.Fatalf("the test's patch is not YAML: %v", err)
+			}
 			start = time.Now()
 			_, err = jobs(t, job, ns).Patch(t.Context(), job.GetName(), types.MergePatchType, body, metav1.PatchOptions{})
 			wantAccepted(t, err)
@@ -1062,13 +1106,14 @@ func container(name string) map[string]any {
 		"containers": []any{map[string]any{"name": name, "image": "example/train:1"}}}}}
 }
 
-// largestTensorBoard fills every list of tensorboardSpec: 32 claims of 253 characters with 32
-// folders each, and 32 filesets of 1,024 characters.
+// largestTensorBoard fills every list of tensorboardSpec, each string at the most characters
+// its schema allows (the rules match every one against a pattern): 32 claims of 253 characters
+// with 32 folders of 1,024 each, and 32 filesets of 1,024.
 func largestTensorBoard() map[string]any {
 	var pvcs, filesets []any
 	for i := range 32 {
 		claim := text(fmt.Sprintf("c%02d", i), 253)
-		pvcs = append(pvcs, map[string]any{"name": claim, "subPath": texts(32, 256)})
+		pvcs = append(pvcs, map[string]any{"name": claim, "subPath": texts(32, 1024)})
 		filesets = append(filesets, text("t9k://pvc/"+claim+"/", 1024))
 	}
 	return map[string]any{
@@ -1078,11 +1123,13 @@ func largestTensorBoard() map[string]any {
 	}
 }
 
-// largestRunMode gives every type a debug and a resume spec with the most command and args.
+// largestRunMode gives every type a debug and a resume spec. The rules read only the debug
+// specs' types, but compare the resume specs whole (they are immutable): those get as much
+// command and args as fits beside the TensorBoard in the 1.5 MiB etcd stores.
 func largestRunMode(types []string) map[string]any {
 	var debug, resume []any
 	for _, typ := range types {
-		debug = append(debug, map[string]any{"type": typ, "skipInitContainer": true, "command": texts(64, 256)})
+		debug = append(debug, map[string]any{"type": typ, "skipInitContainer": true, "command": texts(1, 64)})
 		resume = append(resume, map[string]any{"type": typ, "skipInitContainer": true, "command": texts(64, 64), "args": texts(256, 64)})
 	}
 	return map[string]any{
@@ -1121,7 +1168,7 @@ func largestPyTorchTrainingJob() map[string]any {
 	spec := job["spec"].(map[string]any)
 	spec["elastic"] = map[string]any{"enabled": true, "enable": true, "minReplicas": int64(1), "maxReplicas": int64(100000), "expectedReplicas": int64(100000)}
 	spec["torchrunConfig"] = map[string]any{"enabled": true, "enable": true, "maxRestarts": int64(3), "procPerNode": "auto",
-		"rdzvBackend": text("c10d", 63), "extraOptions": texts(64, 1024)}
+		"rdzvBackend": text("c10d", 63), "extraOptions": texts(64, 64)}
 	return job
 }
 
