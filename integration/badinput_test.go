@@ -516,15 +516,6 @@ spec:
 		},
 
 		// Replica types and counts.
-		"an unknown TensorFlowTrainingJob replica type is refused": {
-			manifest: `
-kind: TensorFlowTrainingJob
-metadata: {name: tf}
-spec:
-  replicaSpecs:
-  - {type: launcher, template: TF_POD}`,
-			refused: []string{"spec.replicaSpecs[0].type", `Unsupported value: "launcher"`},
-		},
 		"a PyTorchTrainingJob replica type of its own runs": {
 			manifest: `
 kind: PyTorchTrainingJob
@@ -536,40 +527,6 @@ spec:
 			check: func(t *testing.T, r *badRun) {
 				wantEnv(t, r, "pt-launcher-0", "pytorch", map[string]string{"RANK": "0", "MASTER_ADDR": "pt-launcher-0.pt"})
 			},
-		},
-		"PyTorchJob replica keys in lower case are refused": {
-			manifest: `
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata: {name: pt}
-spec:
-  pytorchReplicaSpecs:
-    master: {template: PYTORCHJOB_POD}
-    worker: {replicas: 2, template: PYTORCHJOB_POD}`,
-			// Note: the rule names one unknown key, whichever the map gives first: master or worker.
-			refused: []string{"spec.pytorchReplicaSpecs", "has an unknown replica type", "the keys must be Master or Worker, spelled so"},
-		},
-		"a TFJob replica key in lower case is refused": {
-			manifest: `
-apiVersion: kubeflow.org/v1
-kind: TFJob
-metadata: {name: tf}
-spec:
-  tfReplicaSpecs:
-    Chief: {template: TFJOB_POD}
-    worker: {replicas: 2, template: TFJOB_POD}`,
-			refused: []string{"spec.tfReplicaSpecs", "unknown replica type worker", "spelled so"},
-		},
-		"negative TFJob PS replicas are refused": {
-			manifest: `
-apiVersion: kubeflow.org/v1
-kind: TFJob
-metadata: {name: tf}
-spec:
-  tfReplicaSpecs:
-    PS: {replicas: -1, template: TFJOB_POD}
-    Worker: {replicas: 2, template: TFJOB_POD}`,
-			refused: []string{"spec.tfReplicaSpecs.PS.replicas", "greater than or equal to 0"},
 		},
 		"zero replicas of every type are admitted and the job waits without pods": {
 			manifest: `
@@ -588,16 +545,6 @@ spec:
 		},
 
 		// Run and restart policies.
-		"activeDeadlineSeconds 0 is refused": {
-			manifest: `
-kind: TensorFlowTrainingJob
-metadata: {name: tf}
-spec:
-  runPolicy: {activeDeadlineSeconds: 0}
-  replicaSpecs:
-  - {type: worker, template: TF_POD}`,
-			refused: []string{"spec.runPolicy.activeDeadlineSeconds", "greater than or equal to 1"},
-		},
 		"an activeDeadlineSeconds of 10^10 s (317 years) runs, and an hour in it has not fallen due": {
 			manifest: `
 apiVersion: kubeflow.org/v1
@@ -620,25 +567,6 @@ spec:
 					t.Errorf("an hour into a deadline of 10^10 s the job failed: %s: %s", d.Reason, d.Message)
 				}
 			},
-		},
-		"restartPolicy exitCode in lower case is refused": {
-			manifest: `
-kind: PyTorchTrainingJob
-metadata: {name: pt}
-spec:
-  replicaSpecs:
-  - {type: worker, restartPolicy: exitCode, template: PYTORCH_POD}`,
-			refused: []string{"spec.replicaSpecs[0].restartPolicy", `Unsupported value: "exitCode"`, `"ExitCode"`},
-		},
-		"restartPolicy ExitCode137 is refused": {
-			manifest: `
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata: {name: pt}
-spec:
-  pytorchReplicaSpecs:
-    Worker: {restartPolicy: ExitCode137, template: PYTORCHJOB_POD}`,
-			refused: []string{"spec.pytorchReplicaSpecs.Worker.restartPolicy", `Unsupported value: "ExitCode137"`},
 		},
 		"a template restartPolicy Always is replaced with Never, with a warning": {
 			manifest: `
