@@ -23,8 +23,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
@@ -663,19 +661,6 @@ func runBadInput(t *testing.T, tc badInput) {
 	if tc.check != nil {
 		tc.check(t, r)
 	}
-}
-
-// warningClient is a client of the shared API server that records the warnings it answers with.
-func warningClient(t *testing.T) (dynamic.Interface, *warnings) {
-	t.Helper()
-	cfg := rest.CopyConfig(restConfig)
-	seen := &warnings{}
-	cfg.WarningHandler = seen
-	client, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return client, seen
 }
 
 // wantRefusedAs is wantRefused for a refusal of the given HTTP status (422 Invalid if 0).
