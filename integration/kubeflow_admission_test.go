@@ -745,10 +745,9 @@ func (w *warnings) HandleWarningHeader(_ int, _ string, text string) {
 	w.text = append(w.text, text)
 }
 
-// TestKubeflowV1beta2TFJobIsReadAsV1 creates a TFJob through the deprecated kubeflow.org/v1beta2
-// and reads it back through kubeflow.org/v1: same fields, and a warning that tells the user to
-// move on.
-func TestKubeflowV1beta2TFJobIsReadAsV1(t *testing.T) {
+// warningClient is a client of the shared API server that records the warnings it answers with.
+func warningClient(t *testing.T) (dynamic.Interface, *warnings) {
+	t.Helper()
 	cfg := rest.CopyConfig(restConfig)
 	seen := &warnings{}
 	cfg.WarningHandler = seen
@@ -756,6 +755,14 @@ func TestKubeflowV1beta2TFJobIsReadAsV1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return client, seen
+}
+
+// TestKubeflowV1beta2TFJobIsReadAsV1 creates a TFJob through the deprecated kubeflow.org/v1beta2
+// and reads it back through kubeflow.org/v1: same fields, and a warning that tells the user to
+// move on.
+func TestKubeflowV1beta2TFJobIsReadAsV1(t *testing.T) {
+	client, seen := warningClient(t)
 	ns := newNamespace(t)
 	job := manifest(t, v1beta2TFJob)
 	tfjobs := resources["TFJob"]

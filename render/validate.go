@@ -2,8 +2,13 @@ package render
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -23,7 +28,7 @@ func Validate(j *Job) error {
 	types := map[string]bool{}
 	for i := range j.Replicas {
 		t := &j.Replicas[i]
-		path := replicaPath(i)
+		path := j.replicaPath(i)
 		if types[t.Type] {
 			// Note: admission refuses it too (replicaSpecs is a list keyed by type); two entries of
 			// one type would render the same pod names twice.
@@ -50,6 +55,7 @@ func Validate(j *Job) error {
 			errs = append(errs, field.Required(path.Child("template", "spec", "containers"), "a replica needs a training container"))
 			continue
 		}
+		errs = append(errs, templateErrors(t.Template, path.Child("template"))...)
 		if j.Torchrun != nil && j.Torchrun.ProcPerNode == "gpu" && gpuLimit(j.templateContainer(t)) == 0 {
 			c := trainingContainer(j.Framework, &t.Template.Spec)
 			errs = append(errs, field.Required(path.Child("template", "spec", "containers").Index(c).Child("resources", "limits").Key(string(GPUResource)),
@@ -64,8 +70,60 @@ func Validate(j *Job) error {
 	return errs.ToAggregate()
 }
 
-func replicaPath(i int) *field.Path {
-	return field.NewPath("spec", "replicaSpecs").Index(i)
+// replicaPath is where replica type i is in the job's manifest: spec.replicaSpecs[i], or for the
+// kubeflow.org kinds the map entry of its type, spelt as the API server's own messages spell it
+// (spec.tfReplicaSpecs.Worker).
+func (j *Job) replicaPath(i int) *field.Path {
+	if j.Kubeflow == nil {
+		return field.NewPath("spec", "replicaSpecs").Index(i)
+	}
+	specs := "tfReplicaSpecs"
+	if j.Framework == PyTorch {
+		specs = "pytorchReplicaSpecs"
+	}
+	return field.NewPath("spec", specs, string(KubeflowReplicaType(j.Replicas[i].Type)))
+}
+
+// maxTemplateErrors bounds the errors reported of one template, so that a template of thousands
+// of bad labels still gives a message the job's condition can hold.
+const maxTemplateErrors = 4
+
+// templateErrors are what the API server would refuse in every pod made from the template and
+// the job's schema does not check (the template is Kubernetes' type, not validated within a
+// custom resource): its labels and annotations, and the names of its ServiceAccount and claims,
+// which are of the job's namespace. Refused here, the job says which of its fields is wrong
+// (InvalidSpec) and makes no pod, rather than failing every pod it creates.
+func templateErrors(t *corev1.PodTemplateSpec, path *field.Path) field.ErrorList {
+	meta, spec := path.Child("metadata"), path.Child("spec")
+	errs := metav1validation.ValidateLabels(t.Labels, meta.Child("labels"))
+	errs = append(errs, apivalidation.ValidateAnnotations(t.Annotations, meta.Child("annotations"))...)
+	if n := t.Spec.ServiceAccountName; n != "" && len(validation.IsDNS1123Subdomain(n)) > 0 {
+		errs = append(errs, field.Invalid(spec.Child("serviceAccountName"), n,
+			"must be the name of a ServiceAccount in the job's namespace (lower-case letters, digits, '-' and '.'); an account of another namespace cannot be named"))
+	}
+	for i, v := range t.Spec.Volumes {
+		if c := v.PersistentVolumeClaim; c != nil && c.ClaimName != "" && len(validation.IsDNS1123Subdomain(c.ClaimName)) > 0 {
+			errs = append(errs, field.Invalid(spec.Child("volumes").Index(i).Child("persistentVolumeClaim", "claimName"), c.ClaimName,
+				"must be the name of a PersistentVolumeClaim in the job's namespace (lower-case letters, digits, '-' and '.'); a claim of another namespace cannot be mounted"))
+		}
+	}
+	for _, e := range errs {
+		if v, ok := e.BadValue.(string); ok && len(v) > 64 {
+			e.BadValue = fmt.Sprintf("%s... (%d bytes)", v[:64], len(v))
+		}
+	}
+	// Note: labels and annotations are maps; sorted, the same job gives the same error.
+	text := make(map[*field.Error]string, len(errs))
+	for _, e := range errs {
+		text[e] = e.Error()
+	}
+	slices.SortFunc(errs, func(a, b *field.Error) int { return strings.Compare(text[a], text[b]) })
+	if len(errs) > maxTemplateErrors {
+		more := len(errs) - maxTemplateErrors
+		errs = append(errs[:maxTemplateErrors:maxTemplateErrors],
+			field.Invalid(path, field.OmitValueType{}, fmt.Sprintf("%d more errors of this template are not listed", more)))
+	}
+	return errs
 }
 
 func sortWarnings(w []Warning) {

@@ -3,6 +3,7 @@ package status
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -42,9 +43,35 @@ type Round struct {
 	Written bool
 }
 
+// maxEventNote is the longest note an event may have: events.k8s.io/v1 refuses a longer one,
+// and the event would be lost.
+const maxEventNote = 1024
+
 // Events lists the events a round implies: one for the pods created, a phase change, each
-// restart, a failure, and render's warnings once per generation.
+// restart, a failure, and render's warnings once per generation. A message too long for an
+// event (a refusal listing many fields) is cut short; the condition keeps more of it.
 func Events(r Round) []Event {
+	ev := events(r)
+	for i := range ev {
+		ev[i].Message = shorten(ev[i].Message, maxEventNote)
+	}
+	return ev
+}
+
+// shorten cuts text to at most n bytes, on a character boundary, marking the cut with "...".
+func shorten(text string, n int) string {
+	if len(text) <= n {
+		return text
+	}
+	const mark = "..."
+	cut := n - len(mark)
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return text[:cut] + mark
+}
+
+func events(r Round) []Event {
 	var ev []Event
 	if r.RenderErr != nil {
 		if r.Warn {

@@ -2,6 +2,7 @@ package status
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -55,6 +56,10 @@ func TestEvents(t *testing.T) {
 		"and not again in later rounds": {
 			round: Round{Prev: running, Next: running, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning,
 				Warnings: []render.Warning{{Reason: render.WarnEnvOverridden, Message: "RANK is set by Trainyard"}}}}},
+		},
+		"a refusal too long for an event's note is cut to 1 KiB": {
+			round: Round{Prev: pending, Next: pending, Warn: true, RenderErr: errors.New("metadata.labels: " + strings.Repeat("x", 2000))},
+			want:  []Event{{corev1.EventTypeWarning, ReasonInvalidSpec, "metadata.labels: " + strings.Repeat("x", 1024-17-3) + "..."}},
 		},
 		"a refused job is one warning per generation": {
 			round: Round{Prev: pending, Next: pending, Warn: true, RenderErr: errors.New("metadata.name: too long")},

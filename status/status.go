@@ -37,6 +37,10 @@ type Input struct {
 	Now         time.Time
 }
 
+// maxConditionMessage is the longest message a condition may have (metav1.Condition's schema);
+// a longer one would fail every status write.
+const maxConditionMessage = 32768
+
 // ReasonInvalidSpec is the reason of Initialized=False when render refuses a job that admission
 // let through (a check only render can make).
 const ReasonInvalidSpec = "InvalidSpec"
@@ -52,7 +56,7 @@ func Derive(in Input) batch.TrainingJobStatus {
 	if in.Out == nil {
 		msg := "the job cannot be run"
 		if in.RenderErr != nil {
-			msg = in.RenderErr.Error()
+			msg = shorten(in.RenderErr.Error(), maxConditionMessage)
 		}
 		if st.Phase == "" {
 			st.Phase = batch.JobPending

@@ -3,6 +3,7 @@ package status
 import (
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -202,6 +203,17 @@ func TestDeriveOfARefusedJob(t *testing.T) {
 	c := meta.FindStatusCondition(st.Conditions, batch.ConditionInitialized)
 	if st.Phase != batch.JobPending || c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonInvalidSpec || c.Message == "" {
 		t.Errorf("phase %s, Initialized %+v; want Pending and Initialized False/%s naming the field", st.Phase, c, ReasonInvalidSpec)
+	}
+}
+
+func TestARefusalTooLongForAConditionIsCutShort(t *testing.T) {
+	j := newJob(1).Obj()
+	long := "spec.replicaSpecs[0].template.metadata.labels: " + strings.Repeat("é", 40000)
+	st := Derive(Input{Job: &j, RenderErr: errors.New(long), Now: t0})
+	c := meta.FindStatusCondition(st.Conditions, batch.ConditionInitialized)
+	if c == nil || len(c.Message) > maxConditionMessage || !strings.HasPrefix(c.Message, "spec.replicaSpecs[0].template.metadata.labels: é") ||
+		!strings.HasSuffix(c.Message, "é...") {
+		t.Errorf("condition %+v; want the refusal cut to %d bytes at a character, marked", c, maxConditionMessage)
 	}
 }
 

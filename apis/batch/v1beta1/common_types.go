@@ -246,9 +246,11 @@ type TensorBoardSpec struct {
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 }
 
-// FilesetURI locates training logs. Only the t9k://pvc/<pvc>/<path> form is supported.
+// FilesetURI locates training logs. Only the t9k://pvc/<pvc>/<path> form is supported; the
+// claim is one of the job's namespace, and the path stays within it.
 // +kubebuilder:validation:MaxLength=1024
 // +kubebuilder:validation:XValidation:rule="self.matches('^t9k://pvc/[a-z0-9]([-a-z0-9.]*[a-z0-9])?(/.*)?$')",messageExpression="self.contains('://') && !self.startsWith('t9k://') ? 'unsupported URI scheme \"' + self.split('://')[0] + '\": only t9k://pvc/<pvc>/<path> is supported' : 'must have the form t9k://pvc/<pvc>/<path>'"
+// +kubebuilder:validation:XValidation:rule="!self.matches('(^|/)[.][.](/|$)')",message="must not contain '..': the path names a folder within the PVC (t9k://pvc/<pvc>/<path>), never one outside it"
 type FilesetURI string
 
 // LogDir names the persistent volume claims that hold the logs.
@@ -262,11 +264,13 @@ type LogDir struct {
 }
 
 // PVCLogDir is one claim and the folders within it that hold logs.
+// +kubebuilder:validation:XValidation:rule="!has(self.subPath) || self.subPath.all(p, !p.matches('(^|/)[.][.](/|$)'))",message="subPath must not contain '..': each entry names a folder within the PVC, never one outside it",fieldPath=".subPath"
 type PVCLogDir struct {
-	// name of the PersistentVolumeClaim.
+	// name of a PersistentVolumeClaim in the job's namespace.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must be the name of a PersistentVolumeClaim in the job's namespace (lower-case letters, digits, '-' and '.'); a claim of another namespace cannot be mounted"
 	Name string `json:"name"`
 
 	// subPath lists folders within the claim; empty means its root.

@@ -13,7 +13,7 @@ package v1beta1
 //
 // PVCLogDir is one claim and the folders within it that hold logs.
 type PVCLogDirApplyConfiguration struct {
-	// name of the PersistentVolumeClaim.
+	// name of a PersistentVolumeClaim in the job's namespace.
 	Name *string `json:"name,omitempty"`
 	// subPath lists folders within the claim; empty means its root.
 	SubPath []string `json:"subPath,omitempty"`
