@@ -33,6 +33,13 @@ func (r *renderer) desiredPods() []*corev1.Pod {
 	if !r.in.OnlyPodsToCreate {
 		pods = make([]*corev1.Pod, 0, r.job.PodCount())
 	}
+	// Note: a pod that matches no slot (its replica labels edited, say) may still hold a slot's
+	// name. It is deleted as a stray; the slot's pod waits until the name is free, or its create
+	// would meet AlreadyExists, count as done, and be tried again every round (found by fuzzing).
+	taken := make(map[string]bool, len(r.others))
+	for _, o := range r.others {
+		taken[o.pod.Name] = true
+	}
 	for ti := range r.job.Replicas {
 		t := &r.job.Replicas[ti]
 		proto, c := r.prototype(t)
@@ -42,10 +49,10 @@ func (r *renderer) desiredPods() []*corev1.Pod {
 		}
 		for i := int32(0); i < t.Replicas; i++ {
 			observed := r.observed[slot{t.Type, i}]
-			if observed != nil && observed.deleting {
+			name := PodName(r.job.Name, t.Type, i)
+			if (observed != nil && observed.deleting) || (observed == nil && taken[name]) {
 				continue
 			}
-			name := PodName(r.job.Name, t.Type, i)
 			if observed == nil {
 				r.out.Decisions.Create = append(r.out.Decisions.Create, name)
 			} else if r.in.OnlyPodsToCreate {
