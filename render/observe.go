@@ -49,7 +49,9 @@ const (
 	reasonPodGCNodeGone = "DeletionByPodGC"
 )
 
-// observePods sorts the job's pods into replica slots, and keeps the rest apart.
+// observePods sorts the job's pods into replica slots, and keeps the rest apart. A pod fills a
+// slot only under the slot's name: one whose labels were edited to another slot's is kept apart
+// (and deleted as a stray), so that two slots never take one pod for theirs.
 func observePods(j *Job, pods []corev1.Pod) (map[slot]*observedPod, []*observedPod) {
 	counts := map[string]int32{}
 	for _, t := range j.Replicas {
@@ -61,7 +63,8 @@ func observePods(j *Job, pods []corev1.Pod) (map[slot]*observedPod, []*observedP
 		p := &pods[i]
 		o := classify(j, p)
 		n, known := counts[o.slot.typ]
-		if !known || o.slot.index < 0 || o.slot.index >= n || bySlot[o.slot] != nil {
+		if !known || o.slot.index < 0 || o.slot.index >= n || bySlot[o.slot] != nil ||
+			p.Name != PodName(j.Name, o.slot.typ, o.slot.index) {
 			others = append(others, o)
 			continue
 		}
