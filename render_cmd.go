@@ -23,6 +23,8 @@ func runRender(args []string, stdout, stderr io.Writer) error {
 	file := fs.String("f", "", "the job manifest (- for standard input)")
 	observed := fs.String("observed", "", "a multi-document YAML of the job's pods (with status) and installed PodGroup CRDs\n(without it: no pods yet, and every PodGroup CRD installed)")
 	nowFlag := fs.String("now", "", "the time to render at, RFC3339 (default: now)")
+	namespace := fs.String("namespace", "default", "the namespace of a job whose manifest names none (as kubectl apply would)")
+	clusterDomain := fs.String("cluster-domain", render.DefaultClusterDomain, "the cluster's DNS domain (the kubelet's --cluster-domain)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -40,7 +42,10 @@ func runRender(args []string, stdout, stderr io.Writer) error {
 	if job.UID == "" {
 		job.UID = placeholderUID
 	}
-	in := render.Input{Job: job, Now: time.Now()}
+	if job.Namespace == "" {
+		job.Namespace = *namespace
+	}
+	in := render.Input{Job: job, Now: time.Now(), ClusterDomain: *clusterDomain}
 	if *observed == "" {
 		// Note: with nothing observed the question is "what will this job create?", so every
 		// PodGroup kind counts as installed and a gang job shows the PodGroup a cluster with

@@ -51,7 +51,9 @@ type jobReconciler struct {
 	// statusInterval is the least time between two status writes of a job that change only
 	// counts; phase, conditions and counters are written at once.
 	statusInterval time.Duration
-	now            func() time.Time
+	// clusterDomain is the cluster's DNS domain (--cluster-domain).
+	clusterDomain string
+	now           func() time.Time
 
 	mu sync.Mutex
 	// jobs is what the reconciler remembers of each job it has seen, by UID; names maps a job's
@@ -130,7 +132,7 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		return ctrl.Result{}, err
 	}
 	pods = apply.Observe(r.exp, string(uid), pods, now)
-	out, renderErr := render.Render(render.Input{Job: model, Pods: pods, InstalledCRDs: r.crds.installed(), Now: now, OnlyPodsToCreate: true})
+	out, renderErr := render.Render(render.Input{Job: model, Pods: pods, InstalledCRDs: r.crds.installed(), Now: now, ClusterDomain: r.clusterDomain, OnlyPodsToCreate: true})
 
 	if renderErr == nil && r.recreating(ctx, job, &model, out) && !r.stillExists(ctx, job) {
 		logger.V(1).Info("the job is gone; its cache entry is stale")

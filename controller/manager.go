@@ -27,6 +27,7 @@ import (
 
 	batchv1beta1 "github.com/trainyard/trainyard/apis/batch/v1beta1"
 	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
+	"github.com/trainyard/trainyard/render"
 )
 
 // Defaults of the flags, chosen on a 2-core machine so that a 1,000-pod job's pods are all created
@@ -58,6 +59,8 @@ type Options struct {
 	CreateParallelism int
 	// StatusInterval is the least time between two status writes of a job that change only counts.
 	StatusInterval time.Duration
+	// ClusterDomain is the cluster's DNS domain, for the fully qualified names render writes.
+	ClusterDomain string
 }
 
 // Scheme holds every type the operator reads or writes.
@@ -85,6 +88,7 @@ func Main(args []string) error {
 	fs.IntVar(&o.Burst, "kube-api-burst", DefaultBurst, "client burst to the API server")
 	fs.IntVar(&o.CreateParallelism, "create-parallelism", DefaultCreateParallelism, "pod creations and deletions in flight per job (slow start: 1, 2, 4, ... up to this)")
 	fs.DurationVar(&o.StatusInterval, "status-batch-interval", DefaultStatusInterval, "least time between two status writes of a job that change only pod counts")
+	fs.StringVar(&o.ClusterDomain, "cluster-domain", render.DefaultClusterDomain, "the cluster's DNS domain (the kubelet's --cluster-domain), in torchrun's rendezvous endpoint")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {

@@ -76,6 +76,7 @@ func setupJobController(mgr ctrl.Manager, s *shared, kind jobKind, o Options) er
 		crds:              s.crds,
 		createParallelism: o.CreateParallelism,
 		statusInterval:    o.StatusInterval,
+		clusterDomain:     o.ClusterDomain,
 		now:               time.Now,
 		jobs:              map[types.UID]*jobMemory{},
 		names:             map[types.NamespacedName]types.UID{},

@@ -30,6 +30,10 @@ const (
 	TensorFlow Framework = "TensorFlow"
 )
 
+// DefaultClusterDomain is the cluster's DNS domain when Input.ClusterDomain is empty, as the
+// kubelet's --cluster-domain defaults it.
+const DefaultClusterDomain = "cluster.local"
+
 // Defaults that the API leaves to the controller.
 const (
 	DefaultBackoffLimit  int32 = 3
@@ -121,6 +125,9 @@ type Input struct {
 	InstalledCRDs map[string]bool
 	// Now is the current time.
 	Now time.Time
+	// ClusterDomain is the cluster's DNS domain (the kubelet's --cluster-domain); empty means
+	// DefaultClusterDomain. torchrun's rendezvous endpoint is a fully qualified name in it.
+	ClusterDomain string
 	// OnlyPodsToCreate makes Output.Pods hold only the pods listed in Decisions.Create, rather than
 	// every desired pod: all a controller needs that creates pods once and never patches them.
 	// The decisions are the same either way.

@@ -139,19 +139,44 @@ func (r *renderer) torchrunCommand(t *ReplicaType, c *corev1.Container) {
 		backend = DefaultRdzvBackend
 	}
 	env := r.env.(*pytorchEnv)
+	// Note: torchrun before torch 2.0 knows only the underscore spellings of these flags; 2.x
+	// still accepts them beside the dashed ones, so underscores start every release.
 	args := []string{
 		"--nnodes=" + nnodes,
-		"--nproc-per-node=" + nproc,
-		"--rdzv-backend=" + backend,
-		"--rdzv-endpoint=" + env.masterAddr + ":" + env.masterPort,
-		"--rdzv-id=" + string(r.job.UID),
+		"--nproc_per_node=" + nproc,
+		"--rdzv_backend=" + backend,
+		"--rdzv_endpoint=" + r.rendezvousHost() + ":" + env.masterPort,
+		"--rdzv_id=" + string(r.job.UID),
 	}
 	if tr.MaxRestarts != nil {
-		args = append(args, "--max-restarts="+strconv.Itoa(int(*tr.MaxRestarts)))
+		args = append(args, "--max_restarts="+strconv.Itoa(int(*tr.MaxRestarts)))
 	}
 	args = append(args, tr.ExtraOptions...)
 	c.Command = []string{"torchrun"}
 	c.Args = append(args, script...)
+}
+
+// rendezvousHost is the host of torchrun's rendezvous endpoint: the master pod's fully
+// qualified name, J-master-0.J.<namespace>.svc.<cluster domain>.
+//
+// Note: torchrun's c10d backend hosts the rendezvous store only in the agent whose machine
+// "matches" the endpoint host (_matches_machine_hostname in
+// torch/distributed/elastic/rendezvous/utils.py); every other agent dials it. torch 1.13 accepts
+// the host when it equals gethostname() or the canonical name getaddrinfo(gethostname(),
+// AI_CANONNAME) gives; torch 2.x also when the host's addresses include the machine's own. In the
+// master pod gethostname() is J-master-0 (spec.hostname), which other pods cannot resolve (the
+// headless Service's records are under the subdomain), and the canonical name is the first name
+// on the kubelet's hosts-file line for the pod: J-master-0.J.<namespace>.svc.<domain>. The FQDN
+// is therefore the one name every release matches in the master and every pod resolves through
+// cluster DNS. The short J-master-0.J resolves too but matches only on 2.x, by address, so
+// on 1.x no agent would host the store and every agent times out.
+func (r *renderer) rendezvousHost() string {
+	domain := r.in.ClusterDomain
+	if domain == "" {
+		domain = DefaultClusterDomain
+	}
+	m := &r.job.Replicas[masterTypeIndex(r.job.Replicas)]
+	return PodName(r.job.Name, m.Type, 0) + "." + r.job.Name + "." + r.job.Namespace + ".svc." + domain
 }
 
 // others lists 0..n-1 without skip.
