@@ -65,8 +65,8 @@ verify: ## Regenerate everything and fail if a generated file differs, or code i
 ##@ Test
 
 .PHONY: test
-test: ## Run every test layer: unit, integration (envtest), e2e (local cluster).
-	@for step in tools verify test-unit test-image test-fuzz test-integration test-e2e; do \
+test: ## Run every test layer: unit, image, fuzz, real PyTorch, integration (envtest), e2e (local cluster).
+	@for step in tools verify test-unit test-image test-fuzz test-torch test-integration test-e2e; do \
 	  start=$$SECONDS; \
 	  $(MAKE) --no-print-directory $$step || { echo "== make $$step FAILED after $$((SECONDS - start))s"; exit 1; }; \
 	  echo "== make $$step passed in $$((SECONDS - start))s"; \
@@ -97,6 +97,13 @@ test-fuzz: ## Short fuzz runs of render (10 s per target); FUZZTIME=... for long
 	  echo "-- $$target"; \
 	  go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) ./render; \
 	done
+
+.PHONY: test-torch
+test-torch: ## Real PyTorch (Debian's python3-torch) runs every launch mode's rendered pods as processes in network namespaces (root).
+	@echo "== layer: torch (real PyTorch processes, one network namespace per pod)"
+	hack/torch.sh
+	go vet -tags torch ./hack/torchtest
+	go test -tags torch -count=1 -timeout 20m -v ./hack/torchtest
 
 .PHONY: test-integration
 test-integration: ## Admission tests against a real kube-apiserver (envtest).
