@@ -219,8 +219,12 @@ func (r *renderer) build() {
 			r.out.Decisions.StartTime = r.oldestPodCreation()
 		}
 	}
-	// The Service and PodGroup live while the job has pods to run or pods left; a paused job has
-	// no PodGroup, and a blocked one cannot have the PodGroup whose kind is missing.
+	// The Service lives while the job has pods to run or pods left. The PodGroup lives only while
+	// the job can still run: a paused job has none, a blocked one cannot have the one whose kind
+	// is missing, and a finished job's goes at once, whatever pods clean-up keeps.
+	// Note: a gang scheduler that sees fewer live pods than minMember (a finished job whose
+	// Succeeded master is kept) takes the PodGroup for a gang still waiting and reserves its
+	// minResources: Volcano does, holding the GPUs of finished jobs until they are deleted.
 	if r.job.Kubeflow != nil {
 		r.out.ReplicaServices = r.replicaServices()
 		r.out.Autoscaler = r.autoscaler()
@@ -229,7 +233,7 @@ func (r *renderer) build() {
 		if r.job.Kubeflow == nil {
 			r.out.Service = service(r.job)
 		}
-		if !r.job.Pause && r.out.Decisions.Blocked == nil {
+		if !r.job.Pause && r.out.Decisions.Blocked == nil && !r.terminal() {
 			r.out.PodGroup = podGroup(r.job)
 		}
 	}
@@ -264,6 +268,12 @@ func (r *renderer) oldestPodCreation() *metav1.Time {
 		}
 	}
 	return oldest
+}
+
+// terminal reports whether the job is Succeeded or Failed after this round.
+func (r *renderer) terminal() bool {
+	p := r.out.Decisions.Phase
+	return p == batch.JobSucceeded || p == batch.JobFailed
 }
 
 // podsRemain reports whether any observed pod stays after this round's deletions.
