@@ -54,6 +54,7 @@ func runRender(args []string, stdout, stderr io.Writer) error {
 		for _, crd := range render.PodGroupCRDs() {
 			in.InstalledCRDs[crd] = true
 		}
+		in.InstalledCRDs[render.KubernetesPodGroupAPI] = true
 	} else {
 		data, err := readFile(*observed)
 		if err != nil {

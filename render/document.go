@@ -71,7 +71,9 @@ func ReadJob(data []byte) (Job, error) {
 }
 
 // ReadObserved decodes a multi-document YAML of observed objects: Pods, and
-// CustomResourceDefinitions (only their names count: they say which PodGroup kinds exist).
+// CustomResourceDefinitions (only their names count: they say which PodGroup kinds exist), and
+// the APIService v1alpha2.scheduling.k8s.io (`kubectl get apiservice`), which says the cluster
+// serves the built-in Workload and PodGroup.
 func ReadObserved(data []byte) (pods []corev1.Pod, crds map[string]bool, err error) {
 	crds = map[string]bool{}
 	docs, err := splitDocuments(data)
@@ -92,19 +94,26 @@ func ReadObserved(data []byte) (pods []corev1.Pod, crds map[string]bool, err err
 			pods = append(pods, p)
 		case "CustomResourceDefinition":
 			crds[u.GetName()] = true
+		case "APIService":
+			if u.GetName() == kubernetesGang.gv.Version+"."+kubernetesGang.gv.Group {
+				crds[KubernetesPodGroupAPI] = true
+			}
 		default:
-			return nil, nil, fmt.Errorf("observed document %d: kind %q is not one render reads (Pod, CustomResourceDefinition)", i+1, u.GetKind())
+			return nil, nil, fmt.Errorf("observed document %d: kind %q is not one render reads (Pod, CustomResourceDefinition, APIService)", i+1, u.GetKind())
 		}
 	}
 	return pods, crds, nil
 }
 
-// Print writes the output as multi-document YAML: the objects in a fixed order (PodGroup,
+// Print writes the output as multi-document YAML: the objects in a fixed order (Workload, PodGroup,
 // Service or a Kubeflow job's per-replica Services and HPA, pods by type and index, TensorBoard
 // Deployment and Service), then the decisions as a
 // final document made of comments, so that the whole stream can go to `kubectl apply`.
 func Print(out *Output) ([]byte, error) {
 	var objs []runtime.Object
+	if out.Workload != nil {
+		objs = append(objs, out.Workload)
+	}
 	if out.PodGroup != nil {
 		objs = append(objs, out.PodGroup)
 	}

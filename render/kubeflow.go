@@ -38,6 +38,8 @@ type Kubeflow struct {
 	MinResources corev1.ResourceList
 	// TTLSecondsAfterFinished deletes the job that long after it finished.
 	TTLSecondsAfterFinished *int32
+	// GangScheduler is the job's scheduling.trainyard.dev/gang-scheduler annotation, as written.
+	GangScheduler string
 }
 
 // KubeflowElastic is a PyTorchJob's elasticPolicy as the PET_* variables carry it.

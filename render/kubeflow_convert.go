@@ -111,10 +111,16 @@ func kubeflowJob(m metav1.ObjectMeta, kind string, fw Framework, rp kubeflowv1.R
 	if sp == nil {
 		sp = &kubeflowv1.SchedulingPolicy{}
 	}
-	switch schedulerName {
-	case batch.VolcanoSchedulerName:
+	j.Kubeflow.GangScheduler = m.Annotations[batch.AnnotationGangScheduler]
+	switch {
+	case j.Kubeflow.GangScheduler != "":
+		// Note: Kubeflow's schema has no field for it; the annotation chooses the kube-scheduler's
+		// own gang scheduling, and the templates keep their schedulerName (the gang plugin is in
+		// every kube-scheduler profile).
+		j.Scheduler = &batch.SchedulePolicy{Kubernetes: &batch.KubernetesScheduler{TopologyKey: m.Annotations[batch.AnnotationGangTopologyKey]}}
+	case schedulerName == batch.VolcanoSchedulerName:
 		j.Scheduler = &batch.SchedulePolicy{Volcano: &batch.VolcanoScheduler{Queue: sp.Queue, PriorityClassName: sp.PriorityClass}}
-	case batch.CoschedulingSchedulerName:
+	case schedulerName == batch.CoschedulingSchedulerName:
 		j.Scheduler = &batch.SchedulePolicy{Coscheduling: &batch.CoschedulingScheduler{ScheduleTimeoutSeconds: sp.ScheduleTimeoutSeconds}}
 	}
 	j.Kubeflow.MinAvailable = sp.MinAvailable

@@ -151,6 +151,13 @@ func (r *renderer) blocked() *Blocked {
 	if g == nil || r.in.InstalledCRDs[g.crd] {
 		return nil
 	}
+	if g.builtin {
+		return &Blocked{
+			Reason: batch.ReasonPodGroupCRDMissing,
+			Message: fmt.Sprintf("spec.scheduler.%s needs the %s API (Workload, PodGroup), which this cluster does not serve; enable %s, or choose another scheduler",
+				g.field, g.gv, g.product),
+		}
+	}
 	return &Blocked{
 		Reason: batch.ReasonPodGroupCRDMissing,
 		Message: fmt.Sprintf("spec.scheduler.%s needs the %s PodGroup CRD (%s), which is not installed; install %s or choose another scheduler",

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -19,7 +20,11 @@ type gang struct {
 	product string // what to install for it
 	gv      schema.GroupVersion
 	group   string
-	crd     string
+	// crd names the PodGroup resource as <plural>.<group>: the CRD's name, or for a built-in API
+	// the key under which Input.InstalledCRDs says the cluster serves it.
+	crd string
+	// builtin: the PodGroup kind is part of Kubernetes, served when its API group is enabled.
+	builtin bool
 }
 
 var (
@@ -29,10 +34,20 @@ var (
 		gv: schema.GroupVersion{Group: "scheduling.volcano.sh", Version: "v1beta1"}}
 	coschedulingGang = gang{field: "coscheduling", product: "the scheduler-plugins coscheduling plugin",
 		gv: schema.GroupVersion{Group: "scheduling.x-k8s.io", Version: "v1alpha1"}}
+	kubernetesGang = gang{field: "kubernetes", builtin: true,
+		product: "the GenericWorkload and GangScheduling feature gates (kube-apiserver, kube-scheduler) and --runtime-config=scheduling.k8s.io/v1alpha2=true",
+		gv:      schema.GroupVersion{Group: "scheduling.k8s.io", Version: "v1alpha2"}}
 )
 
+// KubernetesPodGroupAPI is the key of Input.InstalledCRDs that says the cluster serves the
+// scheduling.k8s.io/v1alpha2 Workload and PodGroup (a built-in API, not a CRD).
+const KubernetesPodGroupAPI = "podgroups.scheduling.k8s.io"
+
+// kubernetesGangTemplate names the one PodGroup template of a job's Workload.
+const kubernetesGangTemplate = "gang"
+
 func init() {
-	for _, g := range []*gang{&t9kGang, &volcanoGang, &coschedulingGang} {
+	for _, g := range []*gang{&t9kGang, &volcanoGang, &coschedulingGang, &kubernetesGang} {
 		g.group = g.gv.Group
 		g.crd = "podgroups." + g.gv.Group
 	}
@@ -50,6 +65,8 @@ func gangOf(j *Job) *gang {
 		return &volcanoGang
 	case s.Coscheduling != nil:
 		return &coschedulingGang
+	case s.Kubernetes != nil:
+		return &kubernetesGang
 	}
 	return nil
 }
@@ -77,6 +94,12 @@ func (r *renderer) applyGang(t *ReplicaType, pod *corev1.Pod) {
 			pod.Spec.SchedulerName = batch.CoschedulingSchedulerName
 		}
 		return
+	case &kubernetesGang:
+		// The gang plugin is in the kube-scheduler's default profile: whichever kube-scheduler
+		// profile the template names (or the default one) schedules the gang.
+		group := r.job.Name
+		pod.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: &group}
+		return
 	}
 	if pod.Spec.SchedulerName != "" && pod.Spec.SchedulerName != name {
 		r.warn(WarnSchedulerName, fmt.Sprintf("replica type %s: template schedulerName %s replaced with %s, the scheduler spec.scheduler chose", t.Type, pod.Spec.SchedulerName, name))
@@ -93,6 +116,9 @@ func podGroup(j *Job) *unstructured.Unstructured {
 	g := gangOf(j)
 	if g == nil {
 		return nil
+	}
+	if g == &kubernetesGang {
+		return kubernetesPodGroup(j)
 	}
 	gangTypes := j.Replicas
 	minMember := int64(j.PodCount())
@@ -134,14 +160,69 @@ func podGroup(j *Job) *unstructured.Unstructured {
 			spec["scheduleTimeoutSeconds"] = int64(*s.Coscheduling.ScheduleTimeoutSeconds)
 		}
 	}
+	return gangObject(j, g, "PodGroup", spec)
+}
+
+// gangObject is a job's PodGroup or Workload of flavour g: named like the job, labelled and owned
+// by it.
+func gangObject(j *Job, g *gang, kind string, spec map[string]any) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
 	u.SetAPIVersion(g.gv.String())
-	u.SetKind("PodGroup")
+	u.SetKind(kind)
 	u.SetName(j.Name)
 	u.SetNamespace(j.Namespace)
 	u.SetLabels(jobLabels(j))
 	u.SetOwnerReferences([]metav1.OwnerReference{ownerRef(j)})
 	return u
+}
+
+// gangMinCount is the number of pods the gang needs together: every pod, or minReplicas when
+// elastic; a Kubeflow job's schedulingPolicy.minAvailable overrides it.
+func gangMinCount(j *Job) int64 {
+	n := int64(j.PodCount())
+	if j.Elastic != nil {
+		n = int64(j.Elastic.Min)
+	}
+	if k := j.Kubeflow; k != nil && k.MinAvailable != nil {
+		n = int64(*k.MinAvailable)
+	}
+	return n
+}
+
+// kubernetesPolicy is the scheduling policy and constraints the kube-scheduler reads, shared by
+// the Workload's template and the PodGroup made from it.
+func kubernetesPolicy(j *Job, into map[string]any) map[string]any {
+	into["schedulingPolicy"] = map[string]any{"gang": map[string]any{"minCount": gangMinCount(j)}}
+	if key := j.Scheduler.Kubernetes.TopologyKey; key != "" {
+		into["schedulingConstraints"] = map[string]any{"topology": []any{map[string]any{"key": key}}}
+	}
+	return into
+}
+
+// kubernetesWorkload is the scheduling.k8s.io Workload of a job under the kube-scheduler's gang
+// scheduling: one PodGroup template for the whole job, its controllerRef the job. Note: the
+// Workload and the PodGroup's policy are immutable in v1alpha2; they depend only on fields that
+// cannot change while pods exist (the pod count of a non-elastic job, minReplicas), and the
+// controller recreates them if a change is refused.
+func kubernetesWorkload(j *Job) *unstructured.Unstructured {
+	group, _, _ := strings.Cut(j.APIVersion, "/")
+	spec := map[string]any{
+		"controllerRef":     map[string]any{"apiGroup": group, "kind": j.Kind, "name": j.Name},
+		"podGroupTemplates": []any{kubernetesPolicy(j, map[string]any{"name": kubernetesGangTemplate})},
+	}
+	return gangObject(j, &kubernetesGang, "Workload", spec)
+}
+
+// kubernetesPodGroup is the runtime PodGroup of the job's Workload, which the pods name in
+// spec.schedulingGroup. The kube-scheduler admits none of them until minCount pods exist and binds
+// them together.
+func kubernetesPodGroup(j *Job) *unstructured.Unstructured {
+	spec := kubernetesPolicy(j, map[string]any{
+		"podGroupTemplateRef": map[string]any{"workload": map[string]any{
+			"workloadName": j.Name, "podGroupTemplateName": kubernetesGangTemplate,
+		}},
+	})
+	return gangObject(j, &kubernetesGang, "PodGroup", spec)
 }
 
 // minResources sums the resource requests of every container of the given replicas. Init
@@ -227,7 +308,8 @@ func PodGroupKind(j *Job) (gvk schema.GroupVersionKind, crd string, ok bool) {
 }
 
 // PodGroupCRDs are the CRDs of every PodGroup kind render can create: the ones whose presence
-// Input.InstalledCRDs reports.
+// Input.InstalledCRDs reports. The built-in scheduling.k8s.io PodGroup is reported under
+// KubernetesPodGroupAPI instead.
 func PodGroupCRDs() []string {
 	return []string{t9kGang.crd, volcanoGang.crd, coschedulingGang.crd}
 }

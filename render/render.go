@@ -17,6 +17,9 @@ import (
 type Output struct {
 	// PodGroup is set when a gang scheduler is chosen and the job has pods to schedule.
 	PodGroup *unstructured.Unstructured
+	// Workload is the scheduling.k8s.io Workload the PodGroup is made from, for the kube-scheduler's
+	// own gang scheduling (spec.scheduler.kubernetes); it lives as long as the PodGroup.
+	Workload *unstructured.Unstructured
 	// Service is the job's headless Service; nil once the job is finished and no pod is left, and
 	// for the Kubeflow kinds, which get ReplicaServices instead.
 	Service *corev1.Service
@@ -235,6 +238,9 @@ func (r *renderer) build() {
 		}
 		if !r.job.Pause && r.out.Decisions.Blocked == nil && !r.terminal() {
 			r.out.PodGroup = podGroup(r.job)
+			if gangOf(r.job) == &kubernetesGang {
+				r.out.Workload = kubernetesWorkload(r.job)
+			}
 		}
 	}
 	r.deadline()

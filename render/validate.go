@@ -11,6 +11,8 @@ import (
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 )
 
 // Validate refuses a job render cannot turn into valid objects, with errors that name the
@@ -67,7 +69,28 @@ func Validate(j *Job) error {
 			errs = append(errs, field.Invalid(name, j.Name, fmt.Sprintf("the TensorBoard name %q is not valid: %s", TensorBoardName(j.Name), msgs[0])))
 		}
 	}
+	errs = append(errs, gangErrors(j)...)
 	return errs.ToAggregate()
+}
+
+// gangErrors checks the choice of the kube-scheduler's gang scheduling: on the Kubeflow kinds it
+// comes from annotations, which no schema checks.
+func gangErrors(j *Job) field.ErrorList {
+	var errs field.ErrorList
+	keyPath := field.NewPath("spec", "scheduler", "kubernetes", "topologyKey")
+	if k := j.Kubeflow; k != nil {
+		annotations := field.NewPath("metadata", "annotations")
+		if k.GangScheduler != "" && k.GangScheduler != batch.GangSchedulerKubernetes {
+			errs = append(errs, field.NotSupported(annotations.Key(batch.AnnotationGangScheduler), k.GangScheduler, []string{batch.GangSchedulerKubernetes}))
+		}
+		keyPath = annotations.Key(batch.AnnotationGangTopologyKey)
+	}
+	if s := j.Scheduler; s != nil && s.Kubernetes != nil && s.Kubernetes.TopologyKey != "" {
+		for _, msg := range validation.IsQualifiedName(s.Kubernetes.TopologyKey) {
+			errs = append(errs, field.Invalid(keyPath, s.Kubernetes.TopologyKey, msg+" (a node label key)"))
+		}
+	}
+	return errs
 }
 
 // replicaPath is where replica type i is in the job's manifest: spec.replicaSpecs[i], or for the

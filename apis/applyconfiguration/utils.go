@@ -34,6 +34,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &batchv1beta1.DependentStatusApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("ElasticConfig"):
 		return &batchv1beta1.ElasticConfigApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("KubernetesScheduler"):
+		return &batchv1beta1.KubernetesSchedulerApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("LogDir"):
 		return &batchv1beta1.LogDirApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("PauseMode"):

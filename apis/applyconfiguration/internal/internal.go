@@ -136,6 +136,12 @@ var schemaYAML = typed.YAMLObject(`types:
   scalar: string
 - name: com.github.trainyard.trainyard.apis.batch.v1beta1.JobPhase
   scalar: string
+- name: com.github.trainyard.trainyard.apis.batch.v1beta1.KubernetesScheduler
+  map:
+    fields:
+    - name: topologyKey
+      type:
+        scalar: string
 - name: com.github.trainyard.trainyard.apis.batch.v1beta1.LogDir
   map:
     fields:
@@ -326,6 +332,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: coscheduling
       type:
         namedType: com.github.trainyard.trainyard.apis.batch.v1beta1.CoschedulingScheduler
+    - name: kubernetes
+      type:
+        namedType: com.github.trainyard.trainyard.apis.batch.v1beta1.KubernetesScheduler
     - name: t9kScheduler
       type:
         namedType: com.github.trainyard.trainyard.apis.batch.v1beta1.T9kScheduler

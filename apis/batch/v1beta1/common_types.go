@@ -171,7 +171,7 @@ type ResumeSpec struct {
 
 // SchedulePolicy chooses a gang scheduler for the job's pods. With none, the cluster's default
 // scheduler (or the template's schedulerName) places pods one by one.
-// +kubebuilder:validation:XValidation:rule="[has(self.t9kScheduler), has(self.volcano), has(self.coscheduling)].filter(x, x).size() <= 1",message="choose at most one of t9kScheduler, volcano and coscheduling"
+// +kubebuilder:validation:XValidation:rule="[has(self.t9kScheduler), has(self.volcano), has(self.coscheduling), has(self.kubernetes)].filter(x, x).size() <= 1",message="choose at most one of t9kScheduler, volcano, coscheduling and kubernetes"
 type SchedulePolicy struct {
 	// t9kScheduler hands the pods to the T9k scheduler through a scheduler.tensorstack.dev PodGroup.
 	// +optional
@@ -185,6 +185,26 @@ type SchedulePolicy struct {
 	// scheduling.x-k8s.io PodGroup.
 	// +optional
 	Coscheduling *CoschedulingScheduler `json:"coscheduling,omitempty"`
+
+	// kubernetes hands the pods to the kube-scheduler's own gang scheduling through a
+	// scheduling.k8s.io/v1alpha2 Workload and PodGroup (alpha since Kubernetes 1.35: the cluster
+	// must serve that API and run the scheduler with the GenericWorkload and GangScheduling feature
+	// gates). The pods keep the template's schedulerName, as the gang plugin is part of the
+	// kube-scheduler's default profile.
+	// +optional
+	Kubernetes *KubernetesScheduler `json:"kubernetes,omitempty"`
+}
+
+// KubernetesScheduler describes the Workload and PodGroup created for the kube-scheduler's gang
+// scheduling.
+type KubernetesScheduler struct {
+	// topologyKey is a node label, such as a rack's, whose value every pod of the job must share:
+	// the gang is placed within one topology domain. Needs the TopologyAwareWorkloadScheduling
+	// feature gate.
+	// +optional
+	// +kubebuilder:validation:MaxLength=317
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`
+	TopologyKey string `json:"topologyKey,omitempty"`
 }
 
 // T9kScheduler describes the PodGroup created for the T9k scheduler.

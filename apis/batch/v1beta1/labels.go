@@ -33,6 +33,18 @@ const (
 	LabelCoschedulingPodGroup = "scheduling.x-k8s.io/pod-group"
 )
 
+// Annotations on a kubeflow.org PyTorchJob or TFJob that choose the kube-scheduler's own gang
+// scheduling, which Kubeflow's schema has no field for (spec.scheduler.kubernetes on the T9k
+// kinds). Set by users; read by render.
+const (
+	// AnnotationGangScheduler set to GangSchedulerKubernetes gives the job a scheduling.k8s.io
+	// Workload and PodGroup; runPolicy.schedulingPolicy.minAvailable still sets the gang's size.
+	AnnotationGangScheduler = "scheduling.trainyard.dev/gang-scheduler"
+	// AnnotationGangTopologyKey is the node label whose value every pod of the gang must share.
+	AnnotationGangTopologyKey = "scheduling.trainyard.dev/topology-key"
+	GangSchedulerKubernetes   = "kubernetes"
+)
+
 // Names of the schedulers pods are handed to when a gang scheduler is chosen.
 const (
 	T9kSchedulerName     = "t9k-scheduler"

@@ -21,6 +21,12 @@ type SchedulePolicyApplyConfiguration struct {
 	// coscheduling hands the pods to the scheduler-plugins coscheduling plugin through a
 	// scheduling.x-k8s.io PodGroup.
 	Coscheduling *CoschedulingSchedulerApplyConfiguration `json:"coscheduling,omitempty"`
+	// kubernetes hands the pods to the kube-scheduler's own gang scheduling through a
+	// scheduling.k8s.io/v1alpha2 Workload and PodGroup (alpha since Kubernetes 1.35: the cluster
+	// must serve that API and run the scheduler with the GenericWorkload and GangScheduling feature
+	// gates). The pods keep the template's schedulerName, as the gang plugin is part of the
+	// kube-scheduler's default profile.
+	Kubernetes *KubernetesSchedulerApplyConfiguration `json:"kubernetes,omitempty"`
 }
 
 // SchedulePolicyApplyConfiguration constructs a declarative configuration of the SchedulePolicy type for use with
@@ -50,5 +56,13 @@ func (b *SchedulePolicyApplyConfiguration) WithVolcano(value *VolcanoSchedulerAp
 // If called multiple times, the Coscheduling field is set to the value of the last call.
 func (b *SchedulePolicyApplyConfiguration) WithCoscheduling(value *CoschedulingSchedulerApplyConfiguration) *SchedulePolicyApplyConfiguration {
 	b.Coscheduling = value
+	return b
+}
+
+// WithKubernetes sets the Kubernetes field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Kubernetes field is set to the value of the last call.
+func (b *SchedulePolicyApplyConfiguration) WithKubernetes(value *KubernetesSchedulerApplyConfiguration) *SchedulePolicyApplyConfiguration {
+	b.Kubernetes = value
 	return b
 }
