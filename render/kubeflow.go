@@ -84,6 +84,21 @@ func (j *Job) trainingPort() (string, int32) {
 	return PyTorchContainerName, DefaultPyTorchPort
 }
 
+// addTrainingPort gives a Kubeflow job's training container the training port (pytorchjob-port
+// 23456, tfjob-port 2222) when none of its ports has that name, at the end of its ports, as
+// Kubeflow's defaulting does; a port of that name keeps its number, and another port on the same
+// number does not count. Note: the job is stored as written (there is no mutating webhook), so the
+// port is added to the pods, whose Services publish it too (servicePortsOf).
+func addTrainingPort(j *Job, c *corev1.Container) {
+	name, port := j.trainingPort()
+	for _, p := range c.Ports {
+		if p.Name == name {
+			return
+		}
+	}
+	c.Ports = append(c.Ports, corev1.ContainerPort{Name: name, ContainerPort: port})
+}
+
 // portOf is the training port of replica type t's training container.
 func (j *Job) portOf(t *ReplicaType) int32 {
 	name, def := j.trainingPort()
