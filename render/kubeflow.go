@@ -290,9 +290,11 @@ func (e *kubeflowPyTorchEnv) vars(t *ReplicaType, index int32) []corev1.EnvVar {
 	return append(vars, e.elastic...)
 }
 
-// newKubeflowTFEnv is Kubeflow's TFJob contract: TF_CONFIG's cluster lists every replica type but
-// the evaluator (not part of the training cluster, as TensorFlow defines it) at its Service
-// address J-<type>-<i>.<namespace>.svc:<port>; a job of one replica gets no TF_CONFIG.
+// newKubeflowTFEnv is Kubeflow's TFJob contract: TF_CONFIG's cluster lists every replica type at
+// its Service address J-<type>-<i>.<namespace>.svc:<port>; a job of one replica gets no TF_CONFIG.
+// Note: the evaluator is listed too. Older releases of Kubeflow's operator (tf-operator) left it
+// out, as TensorFlow's estimators do not count it in the training cluster; v1.8.1 lists every
+// type, and that is what scripts written for it read.
 func newKubeflowTFEnv(j *Job) envContract {
 	if j.PodCount() <= 1 {
 		return noEnv{}
@@ -300,9 +302,6 @@ func newKubeflowTFEnv(j *Job) envContract {
 	cluster := make(map[string][]string, len(j.Replicas))
 	for ti := range j.Replicas {
 		t := &j.Replicas[ti]
-		if t.Type == "evaluator" {
-			continue
-		}
 		port := ":" + strconv.Itoa(int(j.portOf(t)))
 		addrs := make([]string, t.Replicas)
 		for i := range addrs {
