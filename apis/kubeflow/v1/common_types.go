@@ -182,6 +182,16 @@ const (
 	JobFailed JobConditionType = "Failed"
 )
 
+// What happened, as the reasons and messages of Kubeflow's conditions say it: a reason is the
+// kind followed by one of these (PyTorchJobSuspended), a message "<kind> <name> is <it, in lower
+// case>." (TFJob dist is resumed.). The status package words Created True, Suspended and, while
+// suspended, Running this way, as Kubeflow's operator does.
+const (
+	ReasonCreated   = "Created"
+	ReasonSuspended = "Suspended"
+	ReasonResumed   = "Resumed"
+)
+
 // JobStatus is the observed state of a kubeflow.org job, in Kubeflow's layout.
 type JobStatus struct {
 	// conditions are the latest observations of the job's state. The last entry is the job's
