@@ -187,7 +187,7 @@ spec:
       replicas: 1`+kfPod("tensorflow", simRunsForever))
 	t.Logf("kubectl apply of a v1beta2 TFJob said: %s", strings.TrimSpace(out))
 	waitKubeflow(ctx, t, c, ns, "dist", kubeflowv1.JobRunning)
-	cluster := fmt.Sprintf(`{"chief":["dist-chief-0.%[1]s.svc:2222"],"ps":["dist-ps-0.%[1]s.svc:2222"],"worker":["dist-worker-0.%[1]s.svc:2222","dist-worker-1.%[1]s.svc:2222"]}`, ns)
+	cluster := fmt.Sprintf(`{"chief":["dist-chief-0.%[1]s.svc:2222"],"evaluator":["dist-evaluator-0.%[1]s.svc:2222"],"ps":["dist-ps-0.%[1]s.svc:2222"],"worker":["dist-worker-0.%[1]s.svc:2222","dist-worker-1.%[1]s.svc:2222"]}`, ns)
 	for _, task := range []struct {
 		pod, typ string
 		index    int

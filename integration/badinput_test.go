@@ -145,6 +145,50 @@ spec:
 			refused: []string{"spec.replicaSpecs[0].replicas", "less than or equal to 100000"},
 		},
 
+		// A replica needs a container: core's PodSpec only requires the key, so a rule on each
+		// kind's template refuses an empty list or a template without a spec (issue 14).
+		"a PyTorchTrainingJob replica whose template lists no container is refused, naming the field": {
+			manifest: `
+kind: PyTorchTrainingJob
+metadata: {name: pt}
+spec:
+  replicaSpecs:
+  - {type: master, template: PYTORCH_POD}
+  - {type: worker, template: {spec: {containers: []}}}`,
+			refused: []string{"spec.replicaSpecs[1].template.spec.containers", "Required value", "template.spec.containers is empty"},
+		},
+		"a TensorFlowTrainingJob replica whose template has no spec is refused, naming the field": {
+			manifest: `
+kind: TensorFlowTrainingJob
+metadata: {name: tf}
+spec:
+  replicaSpecs:
+  - {type: worker, template: {metadata: {labels: {team: vision}}}}`,
+			refused: []string{"spec.replicaSpecs[0].template.spec.containers", "Required value", "template.spec.containers is empty"},
+		},
+		"a PyTorchJob Worker whose template lists no container is refused, naming the field": {
+			manifest: `
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: pt}
+spec:
+  pytorchReplicaSpecs:
+    Master: {template: PYTORCHJOB_POD}
+    Worker: {replicas: 2, template: {spec: {containers: []}}}`,
+			refused: []string{"spec.pytorchReplicaSpecs[Worker].template.spec.containers", "Required value", "template.spec.containers is empty"},
+		},
+		"a TFJob PS whose template lists no container is refused, naming the field": {
+			manifest: `
+apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: tf}
+spec:
+  tfReplicaSpecs:
+    PS: {template: {spec: {containers: []}}}
+    Worker: {template: TFJOB_POD}`,
+			refused: []string{"spec.tfReplicaSpecs[PS].template.spec.containers", "Required value", "template.spec.containers is empty"},
+		},
+
 		// Labels.
 		"a job label value of 64 characters is refused": {
 			manifest: fmt.Sprintf(`

@@ -86,6 +86,21 @@ func (j *Job) trainingPort() (string, int32) {
 	return PyTorchContainerName, DefaultPyTorchPort
 }
 
+// addTrainingPort gives a Kubeflow job's training container the training port (pytorchjob-port
+// 23456, tfjob-port 2222) when none of its ports has that name, at the end of its ports, as
+// Kubeflow's defaulting does; a port of that name keeps its number, and another port on the same
+// number does not count. Note: the job is stored as written (there is no mutating webhook), so the
+// port is added to the pods, whose Services publish it too (servicePortsOf).
+func addTrainingPort(j *Job, c *corev1.Container) {
+	name, port := j.trainingPort()
+	for _, p := range c.Ports {
+		if p.Name == name {
+			return
+		}
+	}
+	c.Ports = append(c.Ports, corev1.ContainerPort{Name: name, ContainerPort: port})
+}
+
 // portOf is the training port of replica type t's training container.
 func (j *Job) portOf(t *ReplicaType) int32 {
 	name, def := j.trainingPort()
@@ -277,9 +292,11 @@ func (e *kubeflowPyTorchEnv) vars(t *ReplicaType, index int32) []corev1.EnvVar {
 	return append(vars, e.elastic...)
 }
 
-// newKubeflowTFEnv is Kubeflow's TFJob contract: TF_CONFIG's cluster lists every replica type but
-// the evaluator (not part of the training cluster, as TensorFlow defines it) at its Service
-// address J-<type>-<i>.<namespace>.svc:<port>; a job of one replica gets no TF_CONFIG.
+// newKubeflowTFEnv is Kubeflow's TFJob contract: TF_CONFIG's cluster lists every replica type at
+// its Service address J-<type>-<i>.<namespace>.svc:<port>; a job of one replica gets no TF_CONFIG.
+// Note: the evaluator is listed too. Older releases of Kubeflow's operator (tf-operator) left it
+// out, as TensorFlow's estimators do not count it in the training cluster; v1.8.1 lists every
+// type, and that is what scripts written for it read.
 func newKubeflowTFEnv(j *Job) envContract {
 	if j.PodCount() <= 1 {
 		return noEnv{}
@@ -287,9 +304,6 @@ func newKubeflowTFEnv(j *Job) envContract {
 	cluster := make(map[string][]string, len(j.Replicas))
 	for ti := range j.Replicas {
 		t := &j.Replicas[ti]
-		if t.Type == "evaluator" {
-			continue
-		}
 		port := ":" + strconv.Itoa(int(j.portOf(t)))
 		addrs := make([]string, t.Replicas)
 		for i := range addrs {

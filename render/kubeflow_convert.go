@@ -219,10 +219,8 @@ func phaseOf(conds []metav1.Condition) batch.JobPhase {
 	case is(batch.ConditionRunning, metav1.ConditionTrue) != nil:
 		return batch.JobRunning
 	case is(batch.ConditionPaused, metav1.ConditionTrue) != nil:
-		if is(batch.ConditionPaused, metav1.ConditionTrue).Reason == batch.ReasonPaused {
-			return batch.JobPaused
-		}
-		return batch.JobPending // still pausing: its pods are going
+		// A Kubeflow job is Paused from the round its pods are asked to go (render's pause).
+		return batch.JobPaused
 	}
 	if c := is(batch.ConditionRunning, metav1.ConditionFalse); c != nil && c.Reason == batch.ReasonResuming {
 		return batch.JobResuming

@@ -26,7 +26,7 @@ func (r *renderer) cleanUp() {
 	}
 }
 
-// pause deletes every pod; the phase turns Paused once none is left.
+// pause deletes every pod; the phase turns Paused once none is left (a Kubeflow job's at once).
 func (r *renderer) pause() {
 	d := &r.out.Decisions
 	for _, p := range r.allObserved() {
@@ -37,6 +37,12 @@ func (r *renderer) pause() {
 		return
 	}
 	d.Phase, d.Reason, d.Message = r.job.Status.Phase, batch.ReasonPausing, "deleting the job's pods"
+	if r.job.Kubeflow != nil {
+		// Note: Kubeflow's operator calls a job suspended (Suspended True, Running False) as soon as
+		// it has asked for the pods' deletion, and its status cannot say "pausing": the phase,
+		// read back from those conditions, is Paused from this round on.
+		d.Phase = batch.JobPaused
+	}
 	if d.Phase == "" {
 		d.Phase = batch.JobPending
 	}

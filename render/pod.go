@@ -114,6 +114,9 @@ func (r *renderer) prototype(t *ReplicaType) (*corev1.Pod, int) {
 
 	c := trainingContainer(r.job.Framework, &pod.Spec)
 	if c >= 0 {
+		if r.job.Kubeflow != nil {
+			addTrainingPort(r.job, &pod.Spec.Containers[c])
+		}
 		r.applyRunMode(t, &pod.Spec, c)
 		if r.job.Torchrun != nil && !r.job.Debug {
 			r.torchrunCommand(t, &pod.Spec.Containers[c])

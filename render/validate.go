@@ -54,6 +54,8 @@ func Validate(j *Job) error {
 			errs = append(errs, field.Invalid(name, j.Name, fmt.Sprintf("pod name %q is not a valid hostname: %s; shorten the job name or the replica type", last, msgs[0])))
 		}
 		if len(t.Template.Spec.Containers) == 0 {
+			// Note: admission refuses it too (a rule on the template); a manifest read by
+			// `trainyard render -f` has not been admitted.
 			errs = append(errs, field.Required(path.Child("template", "spec", "containers"), "a replica needs a training container"))
 			continue
 		}

@@ -1,10 +1,13 @@
 package status
 
 import (
+	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -14,7 +17,8 @@ import (
 )
 
 // ToKubeflow writes a status derived by Derive in Kubeflow's shape, for the kubeflow.org kinds:
-// the conditions one to one (render.KubeflowConditions), the most recent transition last (the
+// the conditions one to one (render.KubeflowConditions; Created and Suspended worded as Kubeflow's
+// operator words them, kubeflowWording), the most recent transition last (the
 // State column shows the last one); per replica type the pods running (active), succeeded and
 // failed, Trainyard's restart count, and the selector an autoscaler needs; start and completion
 // times; backoffCount and observedGeneration. render.FromKubeflowStatus reads it back.
@@ -25,11 +29,13 @@ func ToKubeflow(st *batch.TrainingJobStatus, j *render.Job) kubeflowv1.JobStatus
 		BackoffCount:       st.BackoffCount,
 		ObservedGeneration: st.ObservedGeneration,
 	}
+	suspended := meta.IsStatusConditionTrue(st.Conditions, batch.ConditionPaused)
 	for _, pair := range render.KubeflowConditions {
 		for _, c := range st.Conditions {
 			if c.Type == pair.Status {
+				reason, message := kubeflowWording(j, pair.Kubeflow, c, suspended)
 				ks.Conditions = append(ks.Conditions, kubeflowv1.JobCondition{
-					Type: pair.Kubeflow, Status: corev1.ConditionStatus(c.Status), Reason: c.Reason, Message: c.Message,
+					Type: pair.Kubeflow, Status: corev1.ConditionStatus(c.Status), Reason: reason, Message: message,
 					LastUpdateTime: c.LastTransitionTime, LastTransitionTime: c.LastTransitionTime,
 				})
 			}
@@ -65,6 +71,27 @@ func ToKubeflow(st *batch.TrainingJobStatus, j *render.Job) kubeflowv1.JobStatus
 		ks.ReplicaStatuses[render.KubeflowReplicaType(t.Type)] = rs
 	}
 	return ks
+}
+
+// kubeflowWording is the reason and message of condition c as Kubeflow's operator (v1.8.1) words
+// them where scripts and dashboards read them: Created True, Suspended True (and Running, False
+// while the job is suspended), Suspended False once resumed. The reason is the kind followed by
+// what happened (PyTorchJobSuspended), the message names the kind and the job. The other
+// conditions keep render's reasons and messages.
+func kubeflowWording(j *render.Job, typ kubeflowv1.JobConditionType, c metav1.Condition, suspended bool) (reason, message string) {
+	var what string
+	switch {
+	case typ == kubeflowv1.JobCreated && c.Status == metav1.ConditionTrue:
+		what = kubeflowv1.ReasonCreated
+	case typ == kubeflowv1.JobSuspended && c.Status == metav1.ConditionTrue,
+		typ == kubeflowv1.JobRunning && suspended:
+		what = kubeflowv1.ReasonSuspended
+	case typ == kubeflowv1.JobSuspended:
+		what = kubeflowv1.ReasonResumed
+	default:
+		return c.Reason, c.Message
+	}
+	return j.Kind + what, fmt.Sprintf("%s %s is %s.", j.Kind, j.Name, strings.ToLower(what))
 }
 
 // ProjectKubeflow is st as it reads back after being written in Kubeflow's shape: what the

@@ -13,12 +13,14 @@ import (
 	"github.com/trainyard/trainyard/render"
 )
 
+func kubeflowTemplate(n int32, container string) *kubeflowv1.ReplicaSpec {
+	return &kubeflowv1.ReplicaSpec{Replicas: &n, RestartPolicy: kubeflowv1.RestartPolicyNever, Template: corev1.PodTemplateSpec{
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: container, Image: "train"}}},
+	}}
+}
+
 func kubeflowJob(suspend bool, st kubeflowv1.JobStatus) render.Job {
-	tmpl := func(n int32) *kubeflowv1.ReplicaSpec {
-		return &kubeflowv1.ReplicaSpec{Replicas: &n, RestartPolicy: kubeflowv1.RestartPolicyNever, Template: corev1.PodTemplateSpec{
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "pytorch", Image: "train"}}},
-		}}
-	}
+	tmpl := func(n int32) *kubeflowv1.ReplicaSpec { return kubeflowTemplate(n, "pytorch") }
 	return render.FromPyTorchJob(&kubeflowv1.PyTorchJob{
 		ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "ns", UID: "job-uid", Generation: 2},
 		Spec: kubeflowv1.PyTorchJobSpec{
@@ -43,13 +45,27 @@ func TestKubeflowStatusRoundTrip(t *testing.T) {
 		want    batch.JobPhase
 		// wantCounts: per Kubeflow replica type, active/succeeded/failed.
 		wantCounts map[kubeflowv1.ReplicaType][3]int32
+		// wantConditions: per Kubeflow condition type, "status/reason/message" as written.
+		wantConditions map[kubeflowv1.JobConditionType]string
 	}{
-		{name: "created, pods pending", pods: []corev1.Pod{podOf("master", 0, corev1.PodPending)}, want: batch.JobPending},
+		{name: "created, pods pending", pods: []corev1.Pod{podOf("master", 0, corev1.PodPending)}, want: batch.JobPending,
+			wantConditions: map[kubeflowv1.JobConditionType]string{kubeflowv1.JobCreated: "True/PyTorchJobCreated/PyTorchJob j is created."}},
 		{name: "every pod running", pods: running, want: batch.JobRunning,
 			wantCounts: map[kubeflowv1.ReplicaType][3]int32{"Master": {1, 0, 0}, "Worker": {2, 0, 0}}},
-		{name: "suspended, pods still there", suspend: true, pods: running, want: batch.JobRunning},
-		{name: "suspended, no pod left", suspend: true, want: batch.JobPaused},
-		{name: "resumed, pods pending", pods: []corev1.Pod{podOf("master", 0, corev1.PodPending)}, want: batch.JobResuming},
+		// Kubeflow says Suspended (and Running False) once it has asked for the pods' deletion.
+		{name: "suspended, pods still there", suspend: true, pods: running, want: batch.JobPaused,
+			wantConditions: map[kubeflowv1.JobConditionType]string{
+				kubeflowv1.JobRunning:   "False/PyTorchJobSuspended/PyTorchJob j is suspended.",
+				kubeflowv1.JobSuspended: "True/PyTorchJobSuspended/PyTorchJob j is suspended.",
+			}},
+		{name: "suspended, no pod left", suspend: true, want: batch.JobPaused,
+			wantConditions: map[kubeflowv1.JobConditionType]string{
+				kubeflowv1.JobCreated:   "True/PyTorchJobCreated/PyTorchJob j is created.",
+				kubeflowv1.JobRunning:   "False/PyTorchJobSuspended/PyTorchJob j is suspended.",
+				kubeflowv1.JobSuspended: "True/PyTorchJobSuspended/PyTorchJob j is suspended.",
+			}},
+		{name: "resumed, pods pending", pods: []corev1.Pod{podOf("master", 0, corev1.PodPending)}, want: batch.JobResuming,
+			wantConditions: map[kubeflowv1.JobConditionType]string{kubeflowv1.JobSuspended: "False/PyTorchJobResumed/PyTorchJob j is resumed."}},
 		{name: "running again", pods: running, want: batch.JobRunning},
 		{name: "master succeeded", pods: []corev1.Pod{podOf("master", 0, corev1.PodSucceeded, 0), podOf("worker", 0, corev1.PodRunning), podOf("worker", 1, corev1.PodSucceeded, 0)},
 			want: batch.JobSucceeded, wantCounts: map[kubeflowv1.ReplicaType][3]int32{"Master": {0, 1, 0}, "Worker": {1, 1, 0}}},
@@ -71,8 +87,16 @@ func TestKubeflowStatusRoundTrip(t *testing.T) {
 		if diff := cmp.Diff(ProjectKubeflow(&st, &j), ProjectKubeflow(&back, &j)); diff != "" {
 			t.Errorf("%s: reading back what was written changes it (-written +again):\n%s", step.name, diff)
 		}
-		if last := written.Conditions[len(written.Conditions)-1]; !last.LastTransitionTime.Equal(&metav1.Time{Time: now}) {
-			t.Errorf("%s: last condition %s changed at %s, not the latest (the State column shows the last one)", step.name, last.Type, last.LastTransitionTime)
+		last := written.Conditions[len(written.Conditions)-1]
+		for _, c := range written.Conditions {
+			if last.LastTransitionTime.Before(&c.LastTransitionTime) {
+				t.Errorf("%s: last condition %s changed at %s, before %s (the State column shows the last one)", step.name, last.Type, last.LastTransitionTime, c.Type)
+			}
+		}
+		for typ, want := range step.wantConditions {
+			if got := kubeflowCondition(written, typ); got != want {
+				t.Errorf("%s: condition %s = %q; want %q", step.name, typ, got, want)
+			}
 		}
 		for typ, want := range step.wantCounts {
 			rs := written.ReplicaStatuses[typ]
@@ -84,5 +108,72 @@ func TestKubeflowStatusRoundTrip(t *testing.T) {
 	}
 	if sel := stored.ReplicaStatuses["Worker"].Selector; sel != "training.kubeflow.org/job-name=j,training.kubeflow.org/operator-name=trainyard,training.kubeflow.org/replica-type=worker" {
 		t.Errorf("replicaStatuses.Worker.selector = %q", sel)
+	}
+}
+
+// kubeflowCondition is condition typ of st as "status/reason/message", or "" when st has none.
+func kubeflowCondition(st kubeflowv1.JobStatus, typ kubeflowv1.JobConditionType) string {
+	for _, c := range st.Conditions {
+		if c.Type == typ {
+			return string(c.Status) + "/" + c.Reason + "/" + c.Message
+		}
+	}
+	return ""
+}
+
+// TestKubeflowJobSuspendedFromTheStart: a job created suspended never runs a pod, and still gets
+// Created as Kubeflow's operator writes it, then Suspended, the latest last (the State column).
+func TestKubeflowJobSuspendedFromTheStart(t *testing.T) {
+	cases := map[string]struct {
+		job  func(st kubeflowv1.JobStatus) render.Job
+		want []string
+	}{
+		"a PyTorchJob suspended before it ran is Created and Suspended, with no Running": {
+			job: func(st kubeflowv1.JobStatus) render.Job { return kubeflowJob(true, st) },
+			want: []string{
+				"Created True/PyTorchJobCreated/PyTorchJob j is created.",
+				"Suspended True/PyTorchJobSuspended/PyTorchJob j is suspended.",
+			},
+		},
+		"a TFJob suspended before it ran says TFJob in its reasons and messages": {
+			job: func(st kubeflowv1.JobStatus) render.Job {
+				return render.FromTFJob(&kubeflowv1.TFJob{
+					ObjectMeta: metav1.ObjectMeta{Name: "dist", Namespace: "ns", UID: "tf-uid", Generation: 1},
+					Spec: kubeflowv1.TFJobSpec{
+						RunPolicy: &kubeflowv1.RunPolicy{Suspend: ptr(true)},
+						TFReplicaSpecs: map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec{
+							"Chief": kubeflowTemplate(1, "tensorflow"), "Worker": kubeflowTemplate(2, "tensorflow"),
+						},
+					},
+					Status: st,
+				})
+			},
+			want: []string{
+				"Created True/TFJobCreated/TFJob dist is created.",
+				"Suspended True/TFJobSuspended/TFJob dist is suspended.",
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var stored kubeflowv1.JobStatus
+			// Twice: the second round reads the first's status back and must write the same.
+			for round := 1; round <= 2; round++ {
+				j := tc.job(stored)
+				st, out := derive(t, j, nil, t0)
+				if len(out.Decisions.Create) > 0 || st.Phase != batch.JobPaused {
+					t.Fatalf("round %d: phase %s, creating %v; want Paused, no pod", round, st.Phase, out.Decisions.Create)
+				}
+				written := ToKubeflow(&st, &j)
+				var got []string
+				for _, c := range written.Conditions {
+					got = append(got, string(c.Type)+" "+string(c.Status)+"/"+c.Reason+"/"+c.Message)
+				}
+				if diff := cmp.Diff(tc.want, got); diff != "" {
+					t.Errorf("round %d: conditions (-want +got):\n%s", round, diff)
+				}
+				stored = written
+			}
+		})
 	}
 }

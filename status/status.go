@@ -179,6 +179,10 @@ func conditions(st *batch.TrainingJobStatus, j *render.Job, d *render.Decisions,
 		setCondition(st, now, batch.ConditionInitialized, false, d.Blocked.Reason, d.Blocked.Message)
 	case d.StartTime != nil:
 		setCondition(st, now, batch.ConditionInitialized, true, batch.ReasonCreated, "the job's pods were created")
+	case j.Kubeflow != nil:
+		// Kubeflow's Created means the operator has taken the job on, pods or not: a job
+		// suspended from the start has it too.
+		setCondition(st, now, batch.ConditionInitialized, true, batch.ReasonCreated, "the job was taken on; no pod is created yet")
 	}
 	switch {
 	case d.Phase == batch.JobRunning:

@@ -303,7 +303,8 @@ func t9kStatus(st *batch.TrainingJobStatus) jobStatus {
 }
 
 // kubeflowStatus reads the phase from Kubeflow's conditions: Failed or Succeeded True is the
-// outcome; Suspended True with reason Paused is Paused (Pausing while pods remain).
+// outcome; Suspended True is Paused (as Kubeflow's operator says it, from the moment the pods are
+// asked to go: the settled check waits for them to be gone).
 func kubeflowStatus(st *kubeflowv1.JobStatus) jobStatus {
 	out := jobStatus{backoffCount: st.BackoffCount}
 	is := map[kubeflowv1.JobConditionType]*kubeflowv1.JobCondition{}
@@ -317,7 +318,7 @@ func kubeflowStatus(st *kubeflowv1.JobStatus) jobStatus {
 		out.phase, out.reason = string(batch.JobFailed), is[kubeflowv1.JobFailed].Reason
 	case is[kubeflowv1.JobSucceeded] != nil:
 		out.phase, out.reason = string(batch.JobSucceeded), is[kubeflowv1.JobSucceeded].Reason
-	case is[kubeflowv1.JobSuspended] != nil && is[kubeflowv1.JobSuspended].Reason == batch.ReasonPaused:
+	case is[kubeflowv1.JobSuspended] != nil:
 		out.phase = string(batch.JobPaused)
 	case is[kubeflowv1.JobRunning] != nil:
 		out.phase = string(batch.JobRunning)

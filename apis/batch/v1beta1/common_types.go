@@ -42,9 +42,11 @@ type ReplicaTemplate struct {
 	// +kubebuilder:validation:Maximum=100000
 	Replicas *int32 `json:"replicas,omitempty"`
 
-	// template describes the pods of this replica type. Its restartPolicy is always replaced
-	// with Never: the controller, not the kubelet, restarts replicas (see restartPolicy).
+	// template describes the pods of this replica type; it lists at least one container. Its
+	// restartPolicy is always replaced with Never: the controller, not the kubelet, restarts
+	// replicas (see restartPolicy).
 	// +required
+	// +kubebuilder:validation:XValidation:rule="has(self.spec) && has(self.spec.containers) && size(self.spec.containers) > 0",message="template.spec.containers is empty: a replica's pods need at least one container, the training container",fieldPath=".spec.containers",reason=FieldValueRequired
 	Template corev1.PodTemplateSpec `json:"template"`
 
 	// restartPolicy says when a terminated replica is created again: Always, OnFailure, Never

@@ -77,9 +77,11 @@ type ReplicaSpec struct {
 	// +kubebuilder:validation:Maximum=100000
 	Replicas *int32 `json:"replicas,omitempty"`
 
-	// template describes the pods of this type. Its restartPolicy is always replaced with Never:
-	// the controller, not the kubelet, restarts replicas (see restartPolicy).
+	// template describes the pods of this type; it lists at least one container. Its
+	// restartPolicy is always replaced with Never: the controller, not the kubelet, restarts
+	// replicas (see restartPolicy).
 	// +required
+	// +kubebuilder:validation:XValidation:rule="has(self.spec) && has(self.spec.containers) && size(self.spec.containers) > 0",message="template.spec.containers is empty: a replica's pods need at least one container, the training container",fieldPath=".spec.containers",reason=FieldValueRequired
 	Template corev1.PodTemplateSpec `json:"template"`
 
 	// restartPolicy says when a terminated replica is created again: Always, OnFailure, Never or
@@ -180,6 +182,16 @@ const (
 	JobSuspended JobConditionType = "Suspended"
 	// JobFailed is True once the job failed.
 	JobFailed JobConditionType = "Failed"
+)
+
+// What happened, as the reasons and messages of Kubeflow's conditions say it: a reason is the
+// kind followed by one of these (PyTorchJobSuspended), a message "<kind> <name> is <it, in lower
+// case>." (TFJob dist is resumed.). The status package words Created True, Suspended and, while
+// suspended, Running this way, as Kubeflow's operator does.
+const (
+	ReasonCreated   = "Created"
+	ReasonSuspended = "Suspended"
+	ReasonResumed   = "Resumed"
 )
 
 // JobStatus is the observed state of a kubeflow.org job, in Kubeflow's layout.

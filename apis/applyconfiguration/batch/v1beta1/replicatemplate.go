@@ -20,8 +20,9 @@ import (
 type ReplicaTemplateApplyConfiguration struct {
 	// replicas is the number of pods created from the template.
 	Replicas *int32 `json:"replicas,omitempty"`
-	// template describes the pods of this replica type. Its restartPolicy is always replaced
-	// with Never: the controller, not the kubelet, restarts replicas (see restartPolicy).
+	// template describes the pods of this replica type; it lists at least one container. Its
+	// restartPolicy is always replaced with Never: the controller, not the kubelet, restarts
+	// replicas (see restartPolicy).
 	Template *v1.PodTemplateSpec `json:"template,omitempty"`
 	// restartPolicy says when a terminated replica is created again: Always, OnFailure, Never
 	// (default) or ExitCode.
