@@ -2,8 +2,12 @@ package controller
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"slices"
 	"sync"
+
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
@@ -33,6 +37,25 @@ func (t *crdTracker) installed() map[string]bool {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	return t.set
+}
+
+// discoverBuiltin records whether the cluster serves the built-in scheduling.k8s.io PodGroup
+// (alpha, behind feature gates), under render.KubernetesPodGroupAPI. Note: it is asked once, at
+// start; enabling the API means restarting the kube-apiserver, and the operator with it.
+func (t *crdTracker) discoverBuiltin(mapper meta.RESTMapper) error {
+	_, err := mapper.RESTMapping(render.KubernetesPodGroupGVK.GroupKind(), render.KubernetesPodGroupGVK.Version)
+	switch {
+	case meta.IsNoMatchError(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("looking up %s: %w", render.KubernetesPodGroupGVK, err)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	set := maps.Clone(t.set)
+	set[render.KubernetesPodGroupAPI] = true
+	t.set = set
+	return nil
 }
 
 // update records that the CRD name is present or not, and reports whether it is a PodGroup CRD.

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -409,21 +410,51 @@ func (r *jobReconciler) applyService(ctx context.Context, job client.Object, nam
 	return nil // none wanted, none there
 }
 
-// applyPodGroup applies render's PodGroup. PodGroup kinds are CRDs that may be installed after
-// the operator started, so they are not watched: a PodGroup that render no longer wants is
+// applyPodGroup applies render's gang objects: the PodGroup, after the Workload it is made from
+// for the kube-scheduler's own gang scheduling. PodGroup kinds are CRDs that may be installed after
+// the operator started, so they are not watched: gang objects that render no longer wants are
 // looked up once and deleted.
 func (r *jobReconciler) applyPodGroup(ctx context.Context, job client.Object, model *render.Job, out *render.Output) error {
 	if out.PodGroup != nil {
 		r.mu.Lock()
 		r.memory(job.GetUID()).podGroupGone = false
 		r.mu.Unlock()
-		_, err := r.applier.ApplyUncached(ctx, out.PodGroup)
-		return err
-	}
-	gvk, crd, ok := render.PodGroupKind(model)
-	if !ok || out.Decisions.Blocked != nil || !r.crds.installed()[crd] || r.podGroupGone(job.GetUID()) {
+		for _, obj := range []*unstructured.Unstructured{out.Workload, out.PodGroup} {
+			if obj == nil {
+				continue
+			}
+			_, err := r.applier.ApplyUncached(ctx, obj)
+			if apierrors.IsInvalid(err) && obj.GroupVersionKind().Group == render.KubernetesPodGroupGVK.Group {
+				// Note: a scheduling.k8s.io Workload's templates and a PodGroup's policy are
+				// immutable; when the gang changed (a Kubeflow job's minAvailable, say), the old
+				// object goes and the next round creates the new one under the same name.
+				if derr := r.deleteGangObject(ctx, job, obj.GroupVersionKind()); derr != nil {
+					return derr
+				}
+			}
+			if err != nil {
+				return err
+			}
+		}
 		return nil
 	}
+	kinds, crd := render.GangKinds(model)
+	if len(kinds) == 0 || out.Decisions.Blocked != nil || !r.crds.installed()[crd] || r.podGroupGone(job.GetUID()) {
+		return nil
+	}
+	for _, gvk := range slices.Backward(kinds) {
+		if err := r.deleteGangObject(ctx, job, gvk); err != nil {
+			return err
+		}
+	}
+	r.mu.Lock()
+	r.memory(job.GetUID()).podGroupGone = true
+	r.mu.Unlock()
+	return nil
+}
+
+// deleteGangObject deletes the job's gang object of kind gvk (named like the job) if the job owns it.
+func (r *jobReconciler) deleteGangObject(ctx context.Context, job client.Object, gvk schema.GroupVersionKind) error {
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(gvk)
 	err := r.client.Get(ctx, types.NamespacedName{Namespace: job.GetNamespace(), Name: job.GetName()}, live)
@@ -437,9 +468,6 @@ func (r *jobReconciler) applyPodGroup(ctx context.Context, job client.Object, mo
 		}
 	}
 	r.applier.Forget(live)
-	r.mu.Lock()
-	r.memory(job.GetUID()).podGroupGone = true
-	r.mu.Unlock()
 	return nil
 }
 

@@ -217,6 +217,9 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	if err := s.crds.discoverBuiltin(mgr.GetRESTMapper()); err != nil {
+		return err
+	}
 	if len(later) > 0 {
 		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 			serveWhenInstalled(ctx, mgr, s, later, o)

@@ -47,6 +47,8 @@ CONFIG=$DEVCLUSTER_DIR/kwokctl-$CLUSTER.yaml
 KUBECTL=$DEVCLUSTER_DIR/bin/kubectl
 MANAGED_LABEL=kwok.x-k8s.io/managed
 SIM=sim.trainyard.dev
+# Feature gates of the API server, controller-manager and scheduler.
+KUBE_FEATURE_GATES=GenericWorkload=true,GangScheduling=true,TopologyAwareWorkloadScheduling=true
 
 log() { printf '[cluster %s] %s\n' "$(date +%T)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -132,6 +134,10 @@ options:
   # Every write request is logged (hack/kwok/audit-policy.yaml) to $CLUSTER_DIR/logs/audit.log,
   # where tests count the operator's writes.
   kubeAuditPolicy: $repo/hack/kwok/audit-policy.yaml
+  # The kube-scheduler's own gang scheduling (alpha): the Workload and PodGroup API served, and
+  # the gang and topology plugins in the scheduler's default profile.
+  kubeFeatureGates: $KUBE_FEATURE_GATES
+  kubeRuntimeConfig: scheduling.k8s.io/v1alpha2=true
   # Node liveness on a short leash: a node whose lease stops being renewed is NotReady after
   # about 10 s, and its pods are evicted 5 s later.
   heartbeatFactor: 1

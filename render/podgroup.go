@@ -43,6 +43,13 @@ var (
 // scheduling.k8s.io/v1alpha2 Workload and PodGroup (a built-in API, not a CRD).
 const KubernetesPodGroupAPI = "podgroups.scheduling.k8s.io"
 
+// KubernetesPodGroupGVK and KubernetesWorkloadGVK are the kinds of the kube-scheduler's gang
+// scheduling objects.
+var (
+	KubernetesPodGroupGVK = kubernetesGang.gv.WithKind("PodGroup")
+	KubernetesWorkloadGVK = kubernetesGang.gv.WithKind("Workload")
+)
+
 // kubernetesGangTemplate names the one PodGroup template of a job's Workload.
 const kubernetesGangTemplate = "gang"
 
@@ -297,14 +304,18 @@ func addTo(sum corev1.ResourceList, add corev1.ResourceList) {
 	}
 }
 
-// PodGroupKind is the kind of PodGroup the job's gang scheduler reads and the name of its CRD;
-// ok is false when the job chose no gang scheduler.
-func PodGroupKind(j *Job) (gvk schema.GroupVersionKind, crd string, ok bool) {
+// GangKinds are the kinds of the gang objects the job's scheduler reads, in the order they are
+// created (a Workload before the PodGroup made from it), with the CRD (or built-in API key) they
+// need; empty when the job chose no gang scheduler.
+func GangKinds(j *Job) (kinds []schema.GroupVersionKind, crd string) {
 	g := gangOf(j)
-	if g == nil {
-		return schema.GroupVersionKind{}, "", false
+	switch g {
+	case nil:
+		return nil, ""
+	case &kubernetesGang:
+		return []schema.GroupVersionKind{KubernetesWorkloadGVK, KubernetesPodGroupGVK}, g.crd
 	}
-	return g.gv.WithKind("PodGroup"), g.crd, true
+	return []schema.GroupVersionKind{g.gv.WithKind("PodGroup")}, g.crd
 }
 
 // PodGroupCRDs are the CRDs of every PodGroup kind render can create: the ones whose presence
