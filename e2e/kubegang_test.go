@@ -1,0 +1,221 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+	"sigs.k8s.io/e2e-framework/pkg/features"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	"github.com/trainyard/trainyard/render"
+)
+
+// The kube-scheduler's own gang scheduling (spec.scheduler.kubernetes), against the real
+// kube-scheduler of the local cluster (GenericWorkload, GangScheduling and
+// TopologyAwareWorkloadScheduling on; scheduling.k8s.io/v1alpha2 served).
+//
+// Note: the features need a capacity nobody else uses, while other features run beside them. Three
+// nodes advertise an extended resource of their own (gangGPU, 8 each, 24 in all), which only these
+// features' pods request, and carry a rack label: two nodes in rack-a, one in rack-b.
+const (
+	gangGPU  = corev1.ResourceName("e2e.trainyard.dev/gang-gpu")
+	rackKey  = "e2e.trainyard.dev/rack"
+	gangPool = "kwok-node-7 kwok-node-8 kwok-node-9"
+)
+
+var gangRacks = map[string]string{"kwok-node-7": "rack-a", "kwok-node-8": "rack-a", "kwok-node-9": "rack-b"}
+
+func TestKubernetesGang(t *testing.T) {
+	f := features.New("kube-scheduler gang scheduling").
+		WithLabel("area", "gang").
+		Setup(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			setGangPool(ctx, t, cfg, true)
+			return ctx
+		}).
+		Assess("kube-scheduler gang: a job that fits binds whole; one that cannot fit binds no pod while a smaller job runs, then binds whole when capacity frees; a finished job's Workload and PodGroup are gone", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c, ns := namespaced(ctx, t, cfg, "kgang")
+			kubeGangWaitsThenBindsWhole(ctx, t, c, ns)
+			return ctx
+		}).
+		Assess("kube-scheduler gang with a topology key: the pods bind within one rack, or not at all", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c, ns := namespaced(ctx, t, cfg, "kgang-rack")
+			kubeGangTopology(ctx, t, c, ns)
+			return ctx
+		}).
+		Teardown(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			setGangPool(ctx, t, cfg, false)
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
+
+// setGangPool gives the pool's nodes (or takes back) their gangGPU capacity and rack labels.
+func setGangPool(ctx context.Context, t *testing.T, cfg *envconf.Config, on bool) {
+	t.Helper()
+	for _, node := range strings.Fields(gangPool) {
+		qty, label := `"8"`, `"`+gangRacks[node]+`"`
+		if !on {
+			qty, label = "null", "null"
+		}
+		status := fmt.Sprintf(`{"status":{"capacity":{%q:%s},"allocatable":{%q:%s}}}`, gangGPU, qty, gangGPU, qty)
+		if _, err := kubectl(ctx, cfg, "", "patch", "node", node, "--subresource=status", "--type=merge", "-p", status); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := kubectl(ctx, cfg, "", "patch", "node", node, "--type=merge", "-p", fmt.Sprintf(`{"metadata":{"labels":{%q:%s}}}`, rackKey, label)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// kubeGangJob is a PyTorchTrainingJob of a master and workers-1 workers, each pod asking for 8
+// gangGPU, under the kube-scheduler's gang scheduling; the master exits 0 after run (empty:
+// never).
+func kubeGangJob(name string, pods int32, run, topologyKey string) client.Object {
+	master := sim(run, "")
+	if run != "" {
+		master = sim(run, "0")
+	}
+	b := pyTorchJob(name).Master(master)
+	if pods > 1 {
+		b.Workers(pods-1, sim("", ""))
+	}
+	job := b.Obj().(*batch.PyTorchTrainingJob)
+	job.Spec.Scheduler = &batch.SchedulePolicy{Kubernetes: &batch.KubernetesScheduler{TopologyKey: topologyKey}}
+	for i := range job.Spec.ReplicaSpecs {
+		c := &job.Spec.ReplicaSpecs[i].Template.Spec.Containers[0]
+		c.Resources.Limits = corev1.ResourceList{gangGPU: resource.MustParse("8")}
+	}
+	return job
+}
+
+// boundPods counts the job's pods that have a node.
+func boundPods(ctx context.Context, t *testing.T, c client.Client, ns, job string) (bound, all int, nodes map[string]string) {
+	nodes = map[string]string{}
+	for _, p := range jobPods(ctx, t, c, ns, job) {
+		all++
+		if p.Spec.NodeName != "" {
+			bound++
+			nodes[p.Name] = p.Spec.NodeName
+		}
+	}
+	return bound, all, nodes
+}
+
+// gangObjects reports which of the job's Workload and PodGroup exist.
+func gangObjects(ctx context.Context, t *testing.T, c client.Client, ns, job string) (workload, podGroup bool) {
+	t.Helper()
+	exists := func(kind string) bool {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(render.KubernetesPodGroupGVK.GroupVersion().WithKind(kind))
+		err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: job}, u)
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Fatalf("%s %s: %v", kind, job, err)
+		}
+		return err == nil
+	}
+	return exists("Workload"), exists("PodGroup")
+}
+
+func kubeGangWaitsThenBindsWhole(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	// first: 2 pods, 16 of the 24 gangGPU, running 12 s. It fits and binds whole.
+	start := time.Now()
+	create(ctx, t, c, ns, kubeGangJob("first", 2, "12s", ""))
+	eventually(t, 60*time.Second, "first's 2 pods bound", func() (bool, string) {
+		bound, all, _ := boundPods(ctx, t, c, ns, "first")
+		return bound == 2, fmt.Sprintf("%d of %d pods bound", bound, all)
+	})
+	if w, pg := gangObjects(ctx, t, c, ns, "first"); !w || !pg {
+		t.Fatalf("first: Workload %v, PodGroup %v; want both", w, pg)
+	}
+	t.Logf("first: both pods bound %.1f s after the job was created", time.Since(start).Seconds())
+
+	// big: 3 pods, 24 gangGPU: only 8 are free while first runs, so none of its pods may bind.
+	create(ctx, t, c, ns, kubeGangJob("big", 3, "", ""))
+	eventually(t, 60*time.Second, "big's 3 pods created", func() (bool, string) {
+		_, all, _ := boundPods(ctx, t, c, ns, "big")
+		return all == 3, fmt.Sprintf("%d pods", all)
+	})
+	// small, a Kubeflow PyTorchJob (gang chosen by annotation) of one 8-gangGPU pod: it fits beside
+	// first while big waits.
+	applyYAML(ctx, t, ns, fmt.Sprintf(`
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: small
+  annotations: {%s: %s}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        metadata:
+          annotations: {%s}
+        spec:
+          terminationGracePeriodSeconds: 0
+          containers: [{name: pytorch, image: example.invalid/train:1, resources: {limits: {%s: 8}}}]
+`, batch.AnnotationGangScheduler, batch.GangSchedulerKubernetes, fmt.Sprintf(simExits0After, "4s"), gangGPU))
+	eventually(t, 60*time.Second, "small's pod bound while big waits", func() (bool, string) {
+		bound, _, _ := boundPods(ctx, t, c, ns, "small")
+		return bound == 1, fmt.Sprintf("%d bound", bound)
+	})
+	if bound, _, nodes := boundPods(ctx, t, c, ns, "big"); bound != 0 {
+		t.Fatalf("big: %d pods bound while only 8 gangGPU were free: %v", bound, nodes)
+	}
+	waitPhase(ctx, t, c, ns, "first", batch.JobSucceeded)
+	freed := time.Now()
+	// The finished job's claim is gone at once: no Workload, no PodGroup.
+	eventually(t, 10*time.Second, "first's Workload and PodGroup deleted", func() (bool, string) {
+		w, pg := gangObjects(ctx, t, c, ns, "first")
+		return !w && !pg, fmt.Sprintf("Workload %v, PodGroup %v", w, pg)
+	})
+	t.Logf("first's Workload and PodGroup were deleted %.1f s after it Succeeded", time.Since(freed).Seconds())
+	// With first's pods gone and small finished, the 24 gangGPU are free: big binds whole.
+	var lastBound int
+	eventually(t, 90*time.Second, "big's 3 pods bound", func() (bool, string) {
+		bound, _, _ := boundPods(ctx, t, c, ns, "big")
+		if bound != 0 && bound != 3 && lastBound == 0 {
+			t.Errorf("big: %d of 3 pods bound: a gang binds whole", bound)
+		}
+		lastBound = bound
+		return bound == 3, fmt.Sprintf("%d bound", bound)
+	})
+	t.Logf("big: all 3 pods bound %.1f s after first Succeeded", time.Since(freed).Seconds())
+	waitPhase(ctx, t, c, ns, "big", batch.JobRunning)
+}
+
+func kubeGangTopology(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	// 3 pods of 8 gangGPU fit the pool (3 nodes) but no rack (rack-a has 2 nodes, rack-b 1).
+	create(ctx, t, c, ns, kubeGangJob("wide", 3, "", rackKey))
+	// 2 pods fit rack-a only.
+	create(ctx, t, c, ns, kubeGangJob("pair", 2, "", rackKey))
+	eventually(t, 60*time.Second, "pair's 2 pods bound", func() (bool, string) {
+		bound, _, _ := boundPods(ctx, t, c, ns, "pair")
+		return bound == 2, fmt.Sprintf("%d bound", bound)
+	})
+	_, _, nodes := boundPods(ctx, t, c, ns, "pair")
+	racks := map[string]bool{}
+	for _, n := range nodes {
+		racks[gangRacks[n]] = true
+	}
+	if len(racks) != 1 || !racks["rack-a"] {
+		t.Errorf("pair's pods on %v: want both in rack-a", nodes)
+	}
+	// Give the scheduler time to try wide against every rack.
+	time.Sleep(5 * time.Second)
+	if bound, all, nodes := boundPods(ctx, t, c, ns, "wide"); bound != 0 || all != 3 {
+		t.Errorf("wide: %d of %d pods bound (%v); want 0 of 3: no rack holds 3 pods", bound, all, nodes)
+	}
+}
