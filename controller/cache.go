@@ -55,12 +55,22 @@ func trimPod(p *corev1.Pod) {
 	p.Spec = corev1.PodSpec{Containers: containers}
 	var conds []corev1.PodCondition
 	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.DisruptionTarget {
+		switch {
+		case c.Type == corev1.DisruptionTarget:
 			conds = append(conds, corev1.PodCondition{Type: c.Type, Status: c.Status, Reason: c.Reason})
+		case c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse:
+			// The scheduler's words for a pod it cannot place: the Waiting condition quotes them.
+			conds = append(conds, corev1.PodCondition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message})
 		}
 	}
-	statuses := make([]corev1.ContainerStatus, len(p.Status.ContainerStatuses))
-	for i, c := range p.Status.ContainerStatuses {
+	p.Status = corev1.PodStatus{Phase: p.Status.Phase, Reason: p.Status.Reason, Conditions: conds,
+		InitContainerStatuses: waitingOnly(p.Status.InitContainerStatuses), ContainerStatuses: trimContainerStatuses(p.Status.ContainerStatuses)}
+}
+
+// trimContainerStatuses keeps how each container is doing: its exit code, or why it waits.
+func trimContainerStatuses(in []corev1.ContainerStatus) []corev1.ContainerStatus {
+	out := make([]corev1.ContainerStatus, len(in))
+	for i, c := range in {
 		s := corev1.ContainerStatus{Name: c.Name}
 		switch {
 		case c.State.Terminated != nil:
@@ -68,11 +78,24 @@ func trimPod(p *corev1.Pod) {
 		case c.State.Running != nil:
 			s.State.Running = &corev1.ContainerStateRunning{}
 		case c.State.Waiting != nil:
-			s.State.Waiting = &corev1.ContainerStateWaiting{Reason: c.State.Waiting.Reason}
+			s.State.Waiting = &corev1.ContainerStateWaiting{Reason: c.State.Waiting.Reason, Message: c.State.Waiting.Message}
 		}
-		statuses[i] = s
+		out[i] = s
 	}
-	p.Status = corev1.PodStatus{Phase: p.Status.Phase, Reason: p.Status.Reason, Conditions: conds, ContainerStatuses: statuses}
+	return out
+}
+
+// waitingOnly keeps the init containers that wait (an image that cannot be pulled stops a pod
+// there too); nothing else of them is read.
+func waitingOnly(in []corev1.ContainerStatus) []corev1.ContainerStatus {
+	var out []corev1.ContainerStatus
+	for _, c := range in {
+		if c.State.Waiting != nil {
+			out = append(out, corev1.ContainerStatus{Name: c.Name, State: corev1.ContainerState{
+				Waiting: &corev1.ContainerStateWaiting{Reason: c.State.Waiting.Reason, Message: c.State.Waiting.Message}}})
+		}
+	}
+	return out
 }
 
 // trimDeploymentTransform keeps a Deployment's metadata and conditions: the TensorBoard's

@@ -78,6 +78,9 @@ type jobMemory struct {
 	autoscalerGone bool
 	// runningSince is when the job was first found Running while its status did not say so yet.
 	runningSince time.Time
+	// createRefused is the API server's refusal of the job's last pod creation, until pods are
+	// created again: the Waiting condition's CreateFailed message.
+	createRefused string
 }
 
 // memory is the job's record, created on first use. The caller holds r.mu.
@@ -146,13 +149,18 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if renderErr == nil && out.TensorBoard != nil {
 		tb = r.liveDeployment(ctx, out.TensorBoard.Deployment)
 	}
+	waiting := r.waitingInputs(ctx, job, &model, out, pods, tb)
 	next := status.Derive(status.Input{
 		Job: &model, Generation: job.GetGeneration(), Current: current, Pods: pods,
-		Out: out, RenderErr: renderErr, TensorBoard: tb, Now: now,
+		Out: out, RenderErr: renderErr, TensorBoard: tb, TensorBoardPods: waiting.tensorBoard,
+		Gang: waiting.gang, CreateRefused: waiting.createRefused, Now: now,
 	})
 	result := ctrl.Result{}
 	if renderErr == nil && out.Decisions.RequeueAfter != nil {
 		result.RequeueAfter = out.Decisions.RequeueAfter.Duration
+	}
+	if waiting.recheck && (result.RequeueAfter == 0 || waitingRecheck < result.RequeueAfter) {
+		result.RequeueAfter = waitingRecheck
 	}
 
 	// An outcome is recorded before the clean-up it starts, so it is not held up by the deletions
@@ -178,6 +186,7 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		if act.gone {
 			return ctrl.Result{}, act.err
 		}
+		r.rememberCreate(uid, act.created, act.createErr)
 	}
 	if !finishing {
 		if written, wait, err = r.writeStatus(ctx, job, &model, &current, &next, now); err != nil {

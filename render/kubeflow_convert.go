@@ -168,6 +168,13 @@ func FromKubeflowStatus(ks *kubeflowv1.JobStatus) batch.TrainingJobStatus {
 		ObservedGeneration: ks.ObservedGeneration,
 	}
 	for _, c := range ks.Conditions {
+		if c.Type == kubeflowv1.JobWaiting {
+			st.Conditions = append(st.Conditions, metav1.Condition{
+				Type: batch.ConditionWaiting, Status: metav1.ConditionStatus(c.Status), Reason: c.Reason, Message: c.Message,
+				LastTransitionTime: c.LastTransitionTime,
+			})
+			continue
+		}
 		for _, pair := range KubeflowConditions {
 			if pair.Kubeflow == c.Type {
 				st.Conditions = append(st.Conditions, metav1.Condition{

@@ -93,6 +93,9 @@ func events(r Round) []Event {
 	if d.Blocked != nil && r.Written && !blockedBy(r.Prev, d.Blocked.Reason) {
 		ev = append(ev, Event{corev1.EventTypeWarning, d.Blocked.Reason, d.Blocked.Message})
 	}
+	if e, ok := waitingEvent(r); ok {
+		ev = append(ev, e)
+	}
 	// A new job's first phase, Pending, is no change worth an event: PodsCreated says it.
 	newPending := r.Prev.Phase == "" && r.Next.Phase == batch.JobPending
 	if r.Written && r.Prev.Phase != r.Next.Phase && !newPending {
@@ -119,6 +122,24 @@ func events(r Round) []Event {
 		}
 	}
 	return ev
+}
+
+// waitingEvent is the one Warning event of a Waiting reason that appears or changes, once the
+// status that records it is written. Causes with events of their own (a blocked job, restarts, a
+// refused creation) get no second one.
+func waitingEvent(r Round) (Event, bool) {
+	next := meta.FindStatusCondition(r.Next.Conditions, batch.ConditionWaiting)
+	if !r.Written || next == nil {
+		return Event{}, false
+	}
+	if prev := meta.FindStatusCondition(r.Prev.Conditions, batch.ConditionWaiting); prev != nil && prev.Reason == next.Reason {
+		return Event{}, false
+	}
+	switch next.Reason {
+	case batch.ReasonPodGroupCRDMissing, batch.ReasonRestarting, batch.ReasonCreateFailed:
+		return Event{}, false
+	}
+	return Event{corev1.EventTypeWarning, next.Reason, next.Message}, true
 }
 
 // blockedBy reports whether the status already says the job is blocked for reason.

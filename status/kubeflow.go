@@ -44,6 +44,14 @@ func ToKubeflow(st *batch.TrainingJobStatus, j *render.Job) kubeflowv1.JobStatus
 	sort.SliceStable(ks.Conditions, func(a, b int) bool {
 		return ks.Conditions[a].LastTransitionTime.Before(&ks.Conditions[b].LastTransitionTime)
 	})
+	// Waiting goes first: the State column shows the last condition's type, which stays one of
+	// Kubeflow's.
+	if c := meta.FindStatusCondition(st.Conditions, batch.ConditionWaiting); c != nil {
+		ks.Conditions = append([]kubeflowv1.JobCondition{{
+			Type: kubeflowv1.JobWaiting, Status: corev1.ConditionStatus(c.Status), Reason: c.Reason, Message: c.Message,
+			LastUpdateTime: c.LastTransitionTime, LastTransitionTime: c.LastTransitionTime,
+		}}, ks.Conditions...)
+	}
 	ks.ReplicaStatuses = make(map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaStatus, len(j.Replicas))
 	for _, t := range j.Replicas {
 		sel := map[string]string{

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
@@ -32,9 +33,18 @@ type Input struct {
 	// Out is render's answer; nil when render refused the job (RenderErr says why).
 	Out       *render.Output
 	RenderErr error
-	// TensorBoard is the live TensorBoard Deployment, or nil.
-	TensorBoard *appsv1.Deployment
-	Now         time.Time
+	// TensorBoard is the live TensorBoard Deployment, or nil; TensorBoardPods are its pods, read
+	// only while it is not available, to say why.
+	TensorBoard     *appsv1.Deployment
+	TensorBoardPods []corev1.Pod
+	// Gang is the live PodGroup of the job's gang scheduler, read while pods wait for it, or nil.
+	Gang *unstructured.Unstructured
+	// CreateRefused is the API server's refusal of the job's latest pod creation, if it was
+	// refused and no creation has succeeded since.
+	CreateRefused string
+	// Queued is a queue's (Kueue's) word on a job it has not admitted yet, or empty.
+	Queued string
+	Now    time.Time
 }
 
 // maxConditionMessage is the longest message a condition may have (metav1.Condition's schema);
@@ -62,6 +72,7 @@ func Derive(in Input) batch.TrainingJobStatus {
 			st.Phase = batch.JobPending
 		}
 		setCondition(&st, now, batch.ConditionInitialized, false, ReasonInvalidSpec, msg)
+		setWaiting(&st, waitingCause(in, &st), now)
 		return st
 	}
 	d := &in.Out.Decisions
@@ -81,7 +92,8 @@ func Derive(in Input) batch.TrainingJobStatus {
 	st.Aggregate = aggregate(in.Job, d, byName, deleting)
 	st.Tasks = tasks(in.Job, st.Tasks, d.Restarts, byName)
 	conditions(&st, in.Job, d, now)
-	st.Tensorboard = tensorBoard(in.Job, in.TensorBoard)
+	setWaiting(&st, waitingCause(in, &st), now)
+	st.Tensorboard = tensorBoard(in.Job, in.TensorBoard, in.TensorBoardPods)
 	return st
 }
 
@@ -230,7 +242,7 @@ func restartMessage(rs []render.Restart) string {
 }
 
 // tensorBoard reports the TensorBoard Deployment as the job's dependent.
-func tensorBoard(j *render.Job, d *appsv1.Deployment) *batch.DependentStatus {
+func tensorBoard(j *render.Job, d *appsv1.Deployment, pods []corev1.Pod) *batch.DependentStatus {
 	if j.TensorBoard == nil {
 		return nil
 	}
@@ -244,6 +256,12 @@ func tensorBoard(j *render.Job, d *appsv1.Deployment) *batch.DependentStatus {
 	for _, c := range d.Status.Conditions {
 		if c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionTrue {
 			st.Ready, st.Reason = true, "Available"
+		}
+	}
+	// A TensorBoard that is not available says why its pod cannot start, as a job does.
+	if !st.Ready {
+		if c := podCause(pods, 1); c != nil {
+			st.Type, st.Reason, st.Note = corev1.EventTypeWarning, c.reason, shorten(c.message, maxWaitingMessage)
 		}
 	}
 	return st

@@ -120,7 +120,7 @@ func TestDerive(t *testing.T) {
 				podOf("worker", 0, corev1.PodFailed, 137)},
 			wantPhase:      batch.JobRunning,
 			wantAggregate:  batch.Aggregate{Running: 1, Deleted: 1},
-			wantConditions: map[string]string{"Initialized": "True/Created", "Running": "True/PodsRunning", "ReplicaFailure": "True/Restarting"},
+			wantConditions: map[string]string{"Initialized": "True/Created", "Running": "True/PodsRunning", "ReplicaFailure": "True/Restarting", "Waiting": "True/Restarting"},
 			wantRestarts:   map[string]int32{"master": 0, "worker": 1},
 			wantBackoff:    1,
 		},

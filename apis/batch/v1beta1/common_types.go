@@ -330,6 +330,27 @@ const (
 	ConditionFailed = "Failed"
 	// ConditionPaused is True while the job is paused.
 	ConditionPaused = "Paused"
+	// ConditionWaiting is True while the job is not (fully) running for a cause the operator can
+	// name: its reason is the cause (one of the Waiting reasons below, or the kubelet's own
+	// reason for a container that cannot start), its message a summary with counts and the
+	// scheduler's or kubelet's words. The condition is removed when no cause is left.
+	ConditionWaiting = "Waiting"
+)
+
+// Reasons of the Waiting condition, beside InvalidSpec, PodGroupCRDMissing, CreateFailed and
+// Restarting above, and the kubelet's reasons (ErrImagePull, ImagePullBackOff,
+// CreateContainerConfigError, ...), which are passed on as they are.
+const (
+	// ReasonQueued: a queue (Kueue) has not admitted the job yet.
+	ReasonQueued = "Queued"
+	// ReasonGangWaiting: the gang scheduler holds the job's pods until all of them fit.
+	ReasonGangWaiting = "GangWaiting"
+	// ReasonUnschedulable: the scheduler finds no node for some pods.
+	ReasonUnschedulable = "Unschedulable"
+	// ReasonPVCNotFound: some pods mount a PersistentVolumeClaim that does not exist.
+	ReasonPVCNotFound = "PVCNotFound"
+	// ReasonNodeLost: some pods were lost with their node and are being replaced.
+	ReasonNodeLost = "NodeLost"
 )
 
 // Condition reasons, set by the controller.

@@ -182,6 +182,10 @@ const (
 	JobSuspended JobConditionType = "Suspended"
 	// JobFailed is True once the job failed.
 	JobFailed JobConditionType = "Failed"
+	// JobWaiting is Trainyard's own: True while the job is not (fully) running for a cause it can
+	// name (the reason). Kubeflow's tools ignore a type they do not know; it is never the last
+	// condition, so the State column (the last condition's type) stays Kubeflow's.
+	JobWaiting JobConditionType = "Waiting"
 )
 
 // What happened, as the reasons and messages of Kubeflow's conditions say it: a reason is the

@@ -1,0 +1,117 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	"github.com/trainyard/trainyard/render"
+	"github.com/trainyard/trainyard/status"
+)
+
+// waitingRecheck is how often a job is looked at again while its cause lives in an object the
+// operator does not watch (a gang's PodGroup, a TensorBoard's pod).
+const waitingRecheck = 5 * time.Second
+
+// waitingInputs are the observations the Waiting condition needs beside the job's pods: the live
+// gang object while pods wait unbound, the TensorBoard's pods while it is not available, and the
+// API server's refusal of the last pod creation. recheck is set when the answer can change
+// without an event the operator watches.
+type waitingInputs struct {
+	gang          *unstructured.Unstructured
+	tensorBoard   []corev1.Pod
+	createRefused string
+	recheck       bool
+}
+
+func (r *jobReconciler) waitingInputs(ctx context.Context, job client.Object, model *render.Job, out *render.Output, pods []corev1.Pod, tb *appsv1.Deployment) waitingInputs {
+	var w waitingInputs
+	r.mu.Lock()
+	w.createRefused = r.memory(job.GetUID()).createRefused
+	r.mu.Unlock()
+	if out == nil || out.Decisions.Blocked != nil || model.Finished() || model.Pause {
+		return w
+	}
+	kinds, _ := render.GangKinds(model)
+	if len(kinds) > 0 && anyUnbound(pods) {
+		live := &unstructured.Unstructured{}
+		live.SetGroupVersionKind(kinds[len(kinds)-1]) // the PodGroup, after any Workload
+		if err := r.client.Get(ctx, types.NamespacedName{Namespace: job.GetNamespace(), Name: job.GetName()}, live); err == nil {
+			w.gang = live
+		}
+		w.recheck = true
+	}
+	if out.TensorBoard != nil && !available(tb) {
+		var list corev1.PodList
+		if err := r.reader.List(ctx, &list, client.InNamespace(job.GetNamespace()),
+			client.MatchingLabels{batch.LabelTensorBoard: job.GetName()}); err == nil {
+			w.tensorBoard = list.Items
+		}
+		w.recheck = true
+	}
+	return w
+}
+
+// rememberCreate records the API server's refusal of a pod creation, or clears it once pods are
+// created again.
+func (r *jobReconciler) rememberCreate(uid types.UID, created []string, err error) {
+	refused := ""
+	if err != nil && refusal(err) {
+		refused = refusalMessage(err)
+	}
+	if err == nil && len(created) == 0 {
+		return // nothing was tried: the last answer stands
+	}
+	r.mu.Lock()
+	r.memory(uid).createRefused = refused
+	r.mu.Unlock()
+}
+
+// refusal: the API server refused the pod for a reason someone must fix (a ResourceQuota, a
+// LimitRange, Pod Security, an invalid pod, or an admission webhook's denial, which comes back as
+// an internal error naming the webhook), not a passing failure.
+func refusal(err error) bool {
+	return apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) ||
+		apierrors.IsInternalError(err) && strings.Contains(err.Error(), "admission webhook")
+}
+
+// refusalMessage is the API server's own message.
+func refusalMessage(err error) string {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		return status.Status().Message
+	}
+	return err.Error()
+}
+
+// anyUnbound: some pod waits for a node. Note: the cache keeps no nodeName (a bind would wake a
+// reconcile); a pending pod that no kubelet has reported a container of is taken as unbound.
+func anyUnbound(pods []corev1.Pod) bool {
+	for i := range pods {
+		if status.Unbound(&pods[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+func available(d *appsv1.Deployment) bool {
+	if d == nil {
+		return false
+	}
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}

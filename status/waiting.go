@@ -1,0 +1,250 @@
+package status
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	"github.com/trainyard/trainyard/render"
+)
+
+// cause is why a job is not (fully) running: the Waiting condition's reason and message.
+type cause struct {
+	reason, message string
+}
+
+// maxWaitingMessage bounds the Waiting message: it is read in `kubectl get -o wide`, and the
+// scheduler's and the API server's words can be long.
+const maxWaitingMessage = 1024
+
+// kubeletWaitingReasons are the container waiting reasons that mean a container cannot start
+// until someone fixes something; passed on as the Waiting reason. ContainerCreating and
+// PodInitializing are progress, not causes.
+var kubeletWaitingReasons = map[string]bool{
+	"ErrImagePull":               true,
+	"ImagePullBackOff":           true,
+	"InvalidImageName":           true,
+	"ErrImageNeverPull":          true,
+	"CreateContainerConfigError": true,
+	"CreateContainerError":       true,
+	"RunContainerError":          true,
+	"CrashLoopBackOff":           true,
+}
+
+// waitingCause names the one cause that keeps the job from running fully, in order of what must
+// be fixed first: a spec render refuses, a missing PodGroup kind, a queue that has not admitted
+// the job, pod creation refused by the API server, replicas lost or being restarted, a gang
+// scheduler holding the pods, pods the scheduler cannot place, containers that cannot start. A
+// finished or paused job, and one whose pods all run, has none.
+func waitingCause(in Input, st *batch.TrainingJobStatus) *cause {
+	if in.Out == nil {
+		msg := "the job cannot be run"
+		if in.RenderErr != nil {
+			msg = in.RenderErr.Error()
+		}
+		return &cause{ReasonInvalidSpec, msg}
+	}
+	d := &in.Out.Decisions
+	if b := d.Blocked; b != nil {
+		return &cause{b.Reason, b.Message}
+	}
+	if d.Phase == batch.JobSucceeded || d.Phase == batch.JobFailed || d.Phase == batch.JobPaused || in.Job.Pause {
+		return nil
+	}
+	if in.Queued != "" {
+		return &cause{batch.ReasonQueued, in.Queued}
+	}
+	if in.CreateRefused != "" {
+		return &cause{batch.ReasonCreateFailed, "the API server refused to create pods: " + in.CreateRefused}
+	}
+	desired := in.Job.PodCount()
+	if lost := countPods(in.Pods, nodeLost); lost > 0 {
+		return &cause{batch.ReasonNodeLost, fmt.Sprintf("%d of %d pods lost their node and are being replaced", lost, desired)}
+	}
+	if len(d.Restarts) > 0 {
+		return &cause{batch.ReasonRestarting, "restarting " + restartMessage(d.Restarts)}
+	}
+	if st.Aggregate.Running+st.Aggregate.Succeeded >= desired {
+		return nil
+	}
+	if unbound := countPods(in.Pods, Unbound); unbound > 0 {
+		if c := gangCause(in.Gang, unbound, desired); c != nil {
+			return c
+		}
+	}
+	return podCause(in.Pods, desired)
+}
+
+// Unbound reports a pod that waits for a node: pending, not going, and with no container a kubelet
+// has reported on (the trimmed cache keeps no nodeName).
+func Unbound(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodPending && p.DeletionTimestamp == nil &&
+		len(p.Status.ContainerStatuses) == 0 && len(p.Status.InitContainerStatuses) == 0
+}
+
+func countPods(pods []corev1.Pod, match func(*corev1.Pod) bool) int32 {
+	var n int32
+	for i := range pods {
+		if match(&pods[i]) {
+			n++
+		}
+	}
+	return n
+}
+
+// nodeLost: the pod is being deleted because its node is gone (the taint manager's or the pod
+// garbage collector's DisruptionTarget, or the node controller's NodeLost reason).
+func nodeLost(p *corev1.Pod) bool {
+	if p.DeletionTimestamp == nil {
+		return false
+	}
+	if p.Status.Reason == "NodeLost" {
+		return true
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue &&
+			(c.Reason == "DeletionByTaintManager" || c.Reason == "DeletionByPodGC") {
+			return true
+		}
+	}
+	return false
+}
+
+// gangCause reads the gang scheduler's verdict from the live PodGroup: the kube-scheduler's
+// PodGroupScheduled=False condition, Volcano's and coscheduling's phase before Running, with the
+// message of their latest condition.
+func gangCause(gang *unstructured.Unstructured, unbound, desired int32) *cause {
+	if gang == nil {
+		return nil
+	}
+	prefix := fmt.Sprintf("%d of %d pods held by the gang scheduler", unbound, desired)
+	conds, _, _ := unstructured.NestedSlice(gang.Object, "status", "conditions")
+	if gang.GroupVersionKind().Group == render.KubernetesPodGroupGVK.Group {
+		for _, c := range conds {
+			m, _ := c.(map[string]any)
+			if m["type"] == "PodGroupScheduled" && m["status"] == "False" {
+				return &cause{batch.ReasonGangWaiting, prefix + ": " + fmt.Sprint(m["message"])}
+			}
+			if m["type"] == "PodGroupScheduled" && m["status"] == "True" {
+				return nil
+			}
+		}
+		return &cause{batch.ReasonGangWaiting, prefix + ": waiting until the gang's pods can be placed together"}
+	}
+	phase, _, _ := unstructured.NestedString(gang.Object, "status", "phase")
+	switch phase {
+	case "Running", "Scheduled", "Finished", "Completed", "Succeeded", "Failed":
+		return nil
+	case "":
+		phase = "not yet seen by its scheduler"
+	}
+	msg := fmt.Sprintf("%s (PodGroup %s)", prefix, phase)
+	// The latest condition carries the scheduler's own words (Volcano's Unschedulable message).
+	var latest map[string]any
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["message"] != nil && m["message"] != "" {
+			latest = m
+		}
+	}
+	if latest != nil {
+		msg += ": " + fmt.Sprint(latest["message"])
+	}
+	return &cause{batch.ReasonGangWaiting, msg}
+}
+
+// podCause groups the pods that do not run by why: the scheduler's PodScheduled=False (a missing
+// PersistentVolumeClaim apart), or a container's waiting reason. The most urgent group wins:
+// scheduling before the kubelet, and within a group the most pods; its message counts the pods
+// and quotes the most common words.
+func podCause(pods []corev1.Pod, desired int32) *cause {
+	type group struct {
+		reason string
+		rank   int
+		pods   int32
+		words  map[string]int
+	}
+	groups := map[string]*group{}
+	add := func(reason string, rank int, words string) {
+		g := groups[reason]
+		if g == nil {
+			g = &group{reason: reason, rank: rank, words: map[string]int{}}
+			groups[reason] = g
+		}
+		g.pods++
+		g.words[words]++
+	}
+	for i := range pods {
+		p := &pods[i]
+		if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodRunning || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		if c := scheduledFalse(p); c != nil {
+			if strings.Contains(c.Message, "persistentvolumeclaim") && strings.Contains(c.Message, "not found") {
+				add(batch.ReasonPVCNotFound, 0, c.Message)
+			} else {
+				add(batch.ReasonUnschedulable, 1, c.Message)
+			}
+			continue
+		}
+		for _, cs := range append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
+			if w := cs.State.Waiting; w != nil && kubeletWaitingReasons[w.Reason] {
+				add(w.Reason, 2, w.Message)
+				break
+			}
+		}
+	}
+	if len(groups) == 0 {
+		return nil
+	}
+	all := make([]*group, 0, len(groups))
+	for _, g := range groups {
+		all = append(all, g)
+	}
+	sort.Slice(all, func(a, b int) bool {
+		if all[a].rank != all[b].rank {
+			return all[a].rank < all[b].rank
+		}
+		if all[a].pods != all[b].pods {
+			return all[a].pods > all[b].pods
+		}
+		return all[a].reason < all[b].reason
+	})
+	g := all[0]
+	words, n := "", 0
+	for w, c := range g.words {
+		if c > n || (c == n && w < words) {
+			words, n = w, c
+		}
+	}
+	msg := fmt.Sprintf("%d of %d pods", g.pods, desired)
+	if words != "" {
+		msg += ": " + words
+	}
+	return &cause{g.reason, msg}
+}
+
+// scheduledFalse is the pod's PodScheduled=False condition, if it has one.
+func scheduledFalse(p *corev1.Pod) *corev1.PodCondition {
+	for i := range p.Status.Conditions {
+		c := &p.Status.Conditions[i]
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+			return c
+		}
+	}
+	return nil
+}
+
+// setWaiting sets the Waiting condition to c, or removes it when there is no cause.
+func setWaiting(st *batch.TrainingJobStatus, c *cause, now metav1.Time) {
+	if c == nil {
+		meta.RemoveStatusCondition(&st.Conditions, batch.ConditionWaiting)
+		return
+	}
+	setCondition(st, now, batch.ConditionWaiting, true, c.reason, shorten(strings.TrimSpace(c.message), maxWaitingMessage))
+}

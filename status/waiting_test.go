@@ -1,0 +1,217 @@
+package status
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	"github.com/trainyard/trainyard/render"
+)
+
+// unschedulable is a pending pod the scheduler could not place, with its words.
+func unschedulable(typ string, index int32, words string) corev1.Pod {
+	p := podOf(typ, index, corev1.PodPending)
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: words}}
+	return p
+}
+
+// waitingContainer is a pod bound to a node whose training container waits with reason.
+func waitingContainer(typ string, index int32, reason, words string) corev1.Pod {
+	p := podOf(typ, index, corev1.PodPending)
+	p.Spec.NodeName = "node-1"
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "pytorch", State: corev1.ContainerState{
+		Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: words},
+	}}}
+	return p
+}
+
+// bound is a pod a kubelet reports on.
+func bound(p corev1.Pod) corev1.Pod {
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "pytorch"}}
+	return p
+}
+
+func kubePodGroup(scheduled metav1.ConditionStatus, words string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"conditions": []any{
+		map[string]any{"type": "PodGroupScheduled", "status": string(scheduled), "reason": "Unschedulable", "message": words},
+	}}}}
+	u.SetGroupVersionKind(render.KubernetesPodGroupGVK)
+	return u
+}
+
+func TestWaiting(t *testing.T) {
+	started := &metav1.Time{Time: t0.Add(-time.Minute)}
+	running := batch.TrainingJobStatus{Phase: batch.JobRunning, StartTime: started}
+	const noGPU = "0/20 nodes are available: 20 Insufficient nvidia.com/gpu."
+	cases := map[string]struct {
+		job         render.Job
+		pods        []corev1.Pod
+		gang        *unstructured.Unstructured
+		refused     string
+		queued      string
+		renderErr   bool
+		wantReason  string // empty: no Waiting condition
+		wantMessage string
+	}{
+		"pods the scheduler cannot place are Unschedulable, counted, in the scheduler's words": {
+			job:        newJob(3).Status(running).Obj(),
+			pods:       []corev1.Pod{bound(podOf("master", 0, corev1.PodRunning)), unschedulable("worker", 0, noGPU), unschedulable("worker", 1, noGPU), unschedulable("worker", 2, noGPU)},
+			wantReason: batch.ReasonUnschedulable, wantMessage: "3 of 4 pods: " + noGPU,
+		},
+		"a container waiting on its image passes the kubelet's reason on": {
+			job: newJob(1).Status(running).Obj(),
+			pods: []corev1.Pod{bound(podOf("master", 0, corev1.PodRunning)),
+				waitingContainer("worker", 0, "ImagePullBackOff", `Back-off pulling image "example.invalid/train:1"`)},
+			wantReason: "ImagePullBackOff", wantMessage: `1 of 2 pods: Back-off pulling image "example.invalid/train:1"`,
+		},
+		"a missing Secret key is CreateContainerConfigError": {
+			job:        newJob(1).Status(running).Obj(),
+			pods:       []corev1.Pod{waitingContainer("master", 0, "CreateContainerConfigError", `secret "token" not found`), bound(podOf("worker", 0, corev1.PodRunning))},
+			wantReason: "CreateContainerConfigError", wantMessage: `1 of 2 pods: secret "token" not found`,
+		},
+		"a missing PersistentVolumeClaim is named as such, before other scheduling causes": {
+			job: newJob(1).Status(running).Obj(),
+			pods: []corev1.Pod{unschedulable("master", 0, `0/4 nodes are available: persistentvolumeclaim "data" not found.`),
+				unschedulable("worker", 0, noGPU)},
+			wantReason: batch.ReasonPVCNotFound, wantMessage: `1 of 2 pods: 0/4 nodes are available: persistentvolumeclaim "data" not found.`,
+		},
+		"scheduling comes before the kubelet": {
+			job:        newJob(2).Status(running).Obj(),
+			pods:       []corev1.Pod{waitingContainer("master", 0, "ErrImagePull", "pull failed"), waitingContainer("worker", 0, "ErrImagePull", "pull failed"), unschedulable("worker", 1, noGPU)},
+			wantReason: batch.ReasonUnschedulable, wantMessage: "1 of 3 pods: " + noGPU,
+		},
+		"pod creation refused by the API server says so in its words": {
+			job:        newJob(1).Status(running).Obj(),
+			refused:    `pods "j-worker-0" is forbidden: exceeded quota: gpus, requested: requests.nvidia.com/gpu=8, used: requests.nvidia.com/gpu=0, limited: requests.nvidia.com/gpu=4`,
+			wantReason: batch.ReasonCreateFailed, wantMessage: `the API server refused to create pods: pods "j-worker-0" is forbidden: exceeded quota: gpus, requested: requests.nvidia.com/gpu=8, used: requests.nvidia.com/gpu=0, limited: requests.nvidia.com/gpu=4`,
+		},
+		"a gang the kube-scheduler cannot place is GangWaiting with its PodGroup's words": {
+			job:        newJob(1).Status(running).Obj(),
+			pods:       []corev1.Pod{podOf("master", 0, corev1.PodPending), podOf("worker", 0, corev1.PodPending)},
+			gang:       kubePodGroup(metav1.ConditionFalse, "0/1 placements are available, first placement status: pod group is unschedulable"),
+			wantReason: batch.ReasonGangWaiting, wantMessage: "2 of 2 pods held by the gang scheduler: 0/1 placements are available, first placement status: pod group is unschedulable",
+		},
+		"a queue's word comes before the pods'": {
+			job:        newJob(1).Obj(),
+			queued:     "insufficient unused quota for nvidia.com/gpu in flavor default, 4 more needed",
+			wantReason: batch.ReasonQueued, wantMessage: "insufficient unused quota for nvidia.com/gpu in flavor default, 4 more needed",
+		},
+		"a spec render refuses is InvalidSpec": {
+			job:        newJob(1).Obj(),
+			renderErr:  true,
+			wantReason: ReasonInvalidSpec, wantMessage: "spec.replicaSpecs: bad",
+		},
+		"every pod running leaves no Waiting condition": {
+			job:  newJob(1).Status(running).Obj(),
+			pods: []corev1.Pod{bound(podOf("master", 0, corev1.PodRunning)), bound(podOf("worker", 0, corev1.PodRunning))},
+		},
+		"pods still starting without a cause leave no Waiting condition": {
+			job:  newJob(1).Status(running).Obj(),
+			pods: []corev1.Pod{bound(podOf("master", 0, corev1.PodPending)), bound(podOf("worker", 0, corev1.PodRunning))},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			in := Input{Job: &tc.job, Generation: 2, Current: tc.job.Status, Pods: tc.pods, Gang: tc.gang,
+				CreateRefused: tc.refused, Queued: tc.queued, Now: t0}
+			if tc.renderErr {
+				in.RenderErr = errors.New("spec.replicaSpecs: bad")
+			} else {
+				out, err := render.Render(render.Input{Job: tc.job, Pods: tc.pods, Now: t0})
+				if err != nil {
+					t.Fatal(err)
+				}
+				in.Out = out
+			}
+			st := Derive(in)
+			c := meta.FindStatusCondition(st.Conditions, batch.ConditionWaiting)
+			var got [2]string
+			if c != nil {
+				got = [2]string{c.Reason, c.Message}
+			}
+			if diff := cmp.Diff([2]string{tc.wantReason, tc.wantMessage}, got); diff != "" {
+				t.Errorf("Waiting reason and message (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestWaitingGoesWhenTheCauseDoes(t *testing.T) {
+	started := &metav1.Time{Time: t0.Add(-time.Minute)}
+	j := newJob(1).Status(batch.TrainingJobStatus{Phase: batch.JobRunning, StartTime: started}).Obj()
+	stuck := []corev1.Pod{bound(podOf("master", 0, corev1.PodRunning)), unschedulable("worker", 0, "no room")}
+	st, _ := derive(t, j, stuck, t0)
+	if !meta.IsStatusConditionTrue(st.Conditions, batch.ConditionWaiting) {
+		t.Fatalf("no Waiting condition for an unschedulable pod: %v", conditionStatus(st))
+	}
+	j.Status = st
+	st, _ = derive(t, j, []corev1.Pod{bound(podOf("master", 0, corev1.PodRunning)), bound(podOf("worker", 0, corev1.PodRunning))}, t0.Add(time.Minute))
+	if c := meta.FindStatusCondition(st.Conditions, batch.ConditionWaiting); c != nil {
+		t.Errorf("Waiting %s/%s stays after every pod runs", c.Reason, c.Message)
+	}
+}
+
+func TestWaitingEventOnlyWhenTheReasonChanges(t *testing.T) {
+	waiting := func(reason, msg string) *batch.TrainingJobStatus {
+		return &batch.TrainingJobStatus{Phase: batch.JobRunning, Conditions: []metav1.Condition{
+			{Type: batch.ConditionWaiting, Status: metav1.ConditionTrue, Reason: reason, Message: msg},
+		}}
+	}
+	none := &batch.TrainingJobStatus{Phase: batch.JobRunning}
+	out := &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning}}
+	cases := map[string]struct {
+		prev, next *batch.TrainingJobStatus
+		written    bool
+		want       []Event
+	}{
+		"a reason that appears gets one Warning": {
+			prev: none, next: waiting("Unschedulable", "3 of 8 pods: no room"), written: true,
+			want: []Event{{corev1.EventTypeWarning, "Unschedulable", "3 of 8 pods: no room"}},
+		},
+		"a count that changes under the same reason gets none": {
+			prev: waiting("Unschedulable", "3 of 8 pods: no room"), next: waiting("Unschedulable", "2 of 8 pods: no room"), written: true,
+		},
+		"a reason that changes gets one": {
+			prev: waiting("Unschedulable", "3 of 8 pods: no room"), next: waiting("ImagePullBackOff", "1 of 8 pods: back-off"), written: true,
+			want: []Event{{corev1.EventTypeWarning, "ImagePullBackOff", "1 of 8 pods: back-off"}},
+		},
+		"nothing is said before the status that records it is written": {
+			prev: none, next: waiting("Unschedulable", "3 of 8 pods: no room"),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Events(Round{Prev: tc.prev, Next: tc.next, Out: out, Written: tc.written})
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestKubeflowWaitingIsNeverTheStateColumn(t *testing.T) {
+	j := render.FromPyTorchTrainingJob(&newJob(1).job)
+	j.Kubeflow = &render.Kubeflow{}
+	j.Kind = "PyTorchJob"
+	now := metav1.NewTime(t0)
+	later := metav1.NewTime(t0.Add(time.Minute))
+	st := &batch.TrainingJobStatus{Conditions: []metav1.Condition{
+		{Type: batch.ConditionInitialized, Status: metav1.ConditionTrue, Reason: "Created", LastTransitionTime: now},
+		{Type: batch.ConditionWaiting, Status: metav1.ConditionTrue, Reason: batch.ReasonUnschedulable, Message: "2 of 2 pods: no room", LastTransitionTime: later},
+	}}
+	ks := ToKubeflow(st, &j)
+	if n := len(ks.Conditions); n != 2 || ks.Conditions[n-1].Type != "Created" || ks.Conditions[0].Type != "Waiting" {
+		t.Fatalf("conditions %v: want Waiting first and Created last (the State column)", ks.Conditions)
+	}
+	back := render.FromKubeflowStatus(&ks)
+	if c := meta.FindStatusCondition(back.Conditions, batch.ConditionWaiting); c == nil || c.Reason != batch.ReasonUnschedulable || c.Message != "2 of 2 pods: no room" {
+		t.Errorf("Waiting read back as %v", c)
+	}
+}
