@@ -73,6 +73,11 @@ func waitingCause(in Input, st *batch.TrainingJobStatus) *cause {
 	if st.Aggregate.Running+st.Aggregate.Succeeded >= desired {
 		return nil
 	}
+	// A restart stays the cause until the restarted replicas run again.
+	if c := meta.FindStatusCondition(st.Conditions, batch.ConditionReplicaFailure); c != nil &&
+		c.Status == metav1.ConditionTrue && c.Reason == batch.ReasonRestarting && !anyScheduleProblem(in.Pods) {
+		return &cause{batch.ReasonRestarting, "restarting " + c.Message}
+	}
 	if unbound := countPods(in.Pods, Unbound); unbound > 0 {
 		if c := gangCause(in.Gang, unbound, desired); c != nil {
 			return c
@@ -227,6 +232,12 @@ func podCause(pods []corev1.Pod, desired int32) *cause {
 		msg += ": " + words
 	}
 	return &cause{g.reason, msg}
+}
+
+// anyScheduleProblem: some pod cannot be placed or started, which a restart in progress must not
+// hide.
+func anyScheduleProblem(pods []corev1.Pod) bool {
+	return podCause(pods, 0) != nil
 }
 
 // scheduledFalse is the pod's PodScheduled=False condition, if it has one.

@@ -108,6 +108,13 @@ func TestWaiting(t *testing.T) {
 			renderErr:  true,
 			wantReason: ReasonInvalidSpec, wantMessage: "spec.replicaSpecs: bad",
 		},
+		"a restarted replica that is not back yet keeps the restart as the cause": {
+			job: newJob(1).Status(batch.TrainingJobStatus{Phase: batch.JobRunning, StartTime: started, Conditions: []metav1.Condition{
+				{Type: batch.ConditionReplicaFailure, Status: metav1.ConditionTrue, Reason: batch.ReasonRestarting, Message: "j-worker-0 exited with code 137"},
+			}}).Obj(),
+			pods:       []corev1.Pod{bound(podOf("master", 0, corev1.PodRunning)), podOf("worker", 0, corev1.PodPending)},
+			wantReason: batch.ReasonRestarting, wantMessage: "restarting j-worker-0 exited with code 137",
+		},
 		"every pod running leaves no Waiting condition": {
 			job:  newJob(1).Status(running).Obj(),
 			pods: []corev1.Pod{bound(podOf("master", 0, corev1.PodRunning)), bound(podOf("worker", 0, corev1.PodRunning))},
