@@ -174,6 +174,12 @@ spec:
 	if bound, _, nodes := boundPods(ctx, t, c, ns, "big"); bound != 0 {
 		t.Fatalf("big: %d pods bound while only 8 gangGPU were free: %v", bound, nodes)
 	}
+	// big says why it waits: the gang, in the PodGroup's words.
+	eventually(t, 30*time.Second, "big's Waiting condition names the gang", func() (bool, string) {
+		st, _ := jobStatus(ctx, c, ns, "big")
+		got := condition(st, batch.ConditionWaiting)
+		return got == "True/"+batch.ReasonGangWaiting, got
+	})
 	waitPhase(ctx, t, c, ns, "first", batch.JobSucceeded)
 	freed := time.Now()
 	// The finished job's claim is gone at once: no Workload, no PodGroup.

@@ -473,7 +473,8 @@ func TestGangCRDInstalledLater(t *testing.T) {
 			create(ctx, t, c, ns, job)
 			eventually(t, 30*time.Second, "the job says the PodGroup CRD is missing", func() (bool, string) {
 				st, _ := jobStatus(ctx, c, ns, "gl")
-				return condition(st, batch.ConditionInitialized) == "False/"+batch.ReasonPodGroupCRDMissing, fmt.Sprintf("%+v", st.Conditions)
+				return condition(st, batch.ConditionInitialized) == "False/"+batch.ReasonPodGroupCRDMissing &&
+					condition(st, batch.ConditionWaiting) == "True/"+batch.ReasonPodGroupCRDMissing, fmt.Sprintf("%+v", st.Conditions)
 			})
 			eventually(t, 30*time.Second, "a Warning event names the missing CRD", func() (bool, string) {
 				var evs corev1.EventList

@@ -1,0 +1,230 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
+)
+
+// TestWhyNotRunning: a job that cannot run fully says why, in its Waiting condition (the Reason
+// column of kubectl get), for each cause a user meets, each produced by the real component where
+// the local cluster has it: the scheduler, the API server's ResourceQuota and Pod Security
+// admission; the kubelet's causes by the local cluster's simulation (no container runs here).
+// The gang and CRD causes are in TestKubernetesGang and TestGangCRDInstalledLater.
+func TestWhyNotRunning(t *testing.T) {
+	testenv.TestInParallel(t,
+		operatorFeature("why not running: pods no node can hold are Unschedulable, in the scheduler's words", "why-sched", whyUnschedulable),
+		operatorFeature("why not running: a missing PersistentVolumeClaim is PVCNotFound", "why-pvc", whyPVCMissing),
+		operatorFeature("why not running: a ResourceQuota's refusal is CreateFailed, in the API server's words", "why-quota", whyQuota),
+		operatorFeature("why not running: Pod Security's refusal is CreateFailed, in the API server's words", "why-pss", whyPodSecurity),
+		operatorFeature("why not running: an image that cannot be pulled is ImagePullBackOff, and the event is said once", "why-image", whyImage),
+		operatorFeature("why not running: a missing Secret key is CreateContainerConfigError", "why-config", whyConfig),
+		operatorFeature("why not running: a restarted replica is Restarting until it runs again, then the reason goes", "why-restart", whyRestarting),
+		operatorFeature("why not running: a spec only the operator can refuse is InvalidSpec (Kubeflow PyTorchJob), and Kubeflow's State column is untouched", "why-invalid", whyInvalidKubeflow),
+		operatorFeature("why not running: a TensorBoard whose log claim is missing says PVCNotFound in status.tensorboard", "why-tb", whyTensorBoard),
+	)
+}
+
+// waitingIs waits for the job's Waiting condition to have reason and a message containing words.
+func waitingIs(ctx context.Context, t *testing.T, c client.Client, ns, job, reason, words string) metav1.Condition {
+	t.Helper()
+	var got metav1.Condition
+	eventually(t, 60*time.Second, fmt.Sprintf("%s waits with reason %s", job, reason), func() (bool, string) {
+		st, err := jobStatus(ctx, c, ns, job)
+		if err != nil {
+			return false, err.Error()
+		}
+		w := meta.FindStatusCondition(st.Conditions, batch.ConditionWaiting)
+		if w == nil {
+			return false, "no Waiting condition"
+		}
+		got = *w
+		return w.Status == metav1.ConditionTrue && w.Reason == reason && strings.Contains(w.Message, words), w.Reason + ": " + w.Message
+	})
+	t.Logf("%s: Waiting %s: %s", job, got.Reason, got.Message)
+	return got
+}
+
+// withLimits gives every container of the job the limits.
+func withLimits(job client.Object, limits corev1.ResourceList) client.Object {
+	pt := job.(*batch.PyTorchTrainingJob)
+	for i := range pt.Spec.ReplicaSpecs {
+		pt.Spec.ReplicaSpecs[i].Template.Spec.Containers[0].Resources.Limits = limits
+	}
+	return pt
+}
+
+func whyUnschedulable(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	create(ctx, t, c, ns, withLimits(pyTorchJob("huge").Workers(2, sim("", "")).Obj(), corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("64")}))
+	w := waitingIs(ctx, t, c, ns, "huge", batch.ReasonUnschedulable, "Insufficient nvidia.com/gpu")
+	if !strings.HasPrefix(w.Message, "3 of 3 pods: ") {
+		t.Errorf("message %q: want the pods counted, 3 of 3", w.Message)
+	}
+}
+
+func whyPVCMissing(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	job := pyTorchJob("nopvc").Obj().(*batch.PyTorchTrainingJob)
+	spec := &job.Spec.ReplicaSpecs[0].Template.Spec
+	spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "absent"}}}}
+	create(ctx, t, c, ns, job)
+	waitingIs(ctx, t, c, ns, "nopvc", batch.ReasonPVCNotFound, `persistentvolumeclaim "absent" not found`)
+}
+
+func whyQuota(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gpus"},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"requests.nvidia.com/gpu": resource.MustParse("4")}}}
+	if err := c.Create(ctx, quota); err != nil {
+		t.Fatal(err)
+	}
+	// The quota controller must have counted the namespace before the pods come.
+	eventually(t, 30*time.Second, "the ResourceQuota is counted", func() (bool, string) {
+		var q corev1.ResourceQuota
+		_ = c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "gpus"}, &q)
+		return q.Status.Hard != nil, "no status yet"
+	})
+	create(ctx, t, c, ns, withLimits(pyTorchJob("quotaed").Workers(1, sim("", "")).Obj(), corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("4")}))
+	waitingIs(ctx, t, c, ns, "quotaed", batch.ReasonCreateFailed, "exceeded quota: gpus")
+}
+
+func whyPodSecurity(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	var n corev1.Namespace
+	if err := c.Get(ctx, types.NamespacedName{Name: ns}, &n); err != nil {
+		t.Fatal(err)
+	}
+	n.Labels["pod-security.kubernetes.io/enforce"] = "restricted"
+	if err := c.Update(ctx, &n); err != nil {
+		t.Fatal(err)
+	}
+	create(ctx, t, c, ns, pyTorchJob("unsafe").Obj())
+	waitingIs(ctx, t, c, ns, "unsafe", batch.ReasonCreateFailed, "violates PodSecurity")
+}
+
+func whyImage(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	ann := sim("", "")
+	ann["sim.trainyard.dev/waiting-reason"] = "ImagePullBackOff"
+	ann["sim.trainyard.dev/waiting-message"] = `Back-off pulling image "example.invalid/train:1"`
+	create(ctx, t, c, ns, pyTorchJob("pull").Master(ann).Workers(1, ann).Obj())
+	waitingIs(ctx, t, c, ns, "pull", "ImagePullBackOff", `2 of 2 pods: Back-off pulling image "example.invalid/train:1"`)
+	// The reason is said once, not per reconcile: a forced reconcile adds no event.
+	annotateJob(ctx, t, c, ns, "pull")
+	time.Sleep(2 * time.Second)
+	if n := countEvents(ctx, t, c, ns, "ImagePullBackOff"); n != 1 {
+		t.Errorf("%d ImagePullBackOff events; want 1", n)
+	}
+}
+
+func whyConfig(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	ann := sim("", "")
+	ann["sim.trainyard.dev/waiting-reason"] = "CreateContainerConfigError"
+	ann["sim.trainyard.dev/waiting-message"] = `couldn't find key token in Secret ` + ns + `/hub`
+	create(ctx, t, c, ns, pyTorchJob("cfg").Workers(1, ann).Obj())
+	waitingIs(ctx, t, c, ns, "cfg", "CreateContainerConfigError", "1 of 2 pods: couldn't find key token")
+}
+
+func whyRestarting(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	// The worker exits 137 once; its replacement starts 3 s after it is created.
+	ann := map[string]string{simStartDelay: "3s", simRunDuration: "1s", simExitCode: "137"}
+	create(ctx, t, c, ns, pyTorchJob("rs").Workers(1, ann).WorkerPolicy(batch.RestartPolicyExitCode).Obj())
+	waitingIs(ctx, t, c, ns, "rs", batch.ReasonRestarting, "rs-worker-0 exited with code 137")
+}
+
+func whyInvalidKubeflow(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	applyYAML(ctx, t, ns, fmt.Sprintf(`
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: badgang
+  annotations: {scheduling.trainyard.dev/gang-scheduler: kube}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1%s
+`, kfPod("pytorch", simRunsForever)))
+	eventually(t, 60*time.Second, "the PyTorchJob's Waiting condition says InvalidSpec, first, and the State column stays Kubeflow's", func() (bool, string) {
+		var j kubeflowv1.PyTorchJob
+		if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "badgang"}, &j); err != nil {
+			return false, err.Error()
+		}
+		conds := j.Status.Conditions
+		if len(conds) == 0 {
+			return false, "no conditions"
+		}
+		first, last := conds[0], conds[len(conds)-1]
+		ok := first.Type == kubeflowv1.JobWaiting && first.Reason == "InvalidSpec" &&
+			strings.Contains(first.Message, "scheduling.trainyard.dev/gang-scheduler") && last.Type != kubeflowv1.JobWaiting
+		return ok, fmt.Sprintf("%+v", conds)
+	})
+	out, err := kubectlNS(ctx, t, ns, "", "get", "pytorchjob", "badgang")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("kubectl get pytorchjob:\n%s", out)
+	if !strings.Contains(out, "InvalidSpec") {
+		t.Errorf("kubectl get shows no Reason InvalidSpec:\n%s", out)
+	}
+}
+
+func whyTensorBoard(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	job := pyTorchJob("tbw").Obj().(*batch.PyTorchTrainingJob)
+	job.Spec.TensorboardSpec = &batch.TensorBoardSpec{Image: "example.invalid/tensorboard:1", LogDir: &batch.LogDir{PVC: []batch.PVCLogDir{{Name: "nologs"}}}}
+	create(ctx, t, c, ns, job)
+	eventually(t, 60*time.Second, "status.tensorboard says the claim is missing", func() (bool, string) {
+		st, _ := jobStatus(ctx, c, ns, "tbw")
+		if st.Tensorboard == nil {
+			return false, "no status.tensorboard"
+		}
+		tb := st.Tensorboard
+		return !tb.Ready && tb.Reason == batch.ReasonPVCNotFound && strings.Contains(tb.Note, `persistentvolumeclaim "nologs" not found`), fmt.Sprintf("%+v", *tb)
+	})
+}
+
+// annotateJob forces a reconcile of the job by annotating it.
+func annotateJob(ctx context.Context, t *testing.T, c client.Client, ns, name string) {
+	t.Helper()
+	var j batch.PyTorchTrainingJob
+	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &j); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(j.DeepCopy())
+	if j.Annotations == nil {
+		j.Annotations = map[string]string{}
+	}
+	j.Annotations["e2e.trainyard.dev/poke"] = time.Now().Format(time.RFC3339Nano)
+	if err := c.Patch(ctx, &j, patch); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// countEvents counts the namespace's events with the reason (a series counts each occurrence).
+func countEvents(ctx context.Context, t *testing.T, c client.Client, ns, reason string) int {
+	t.Helper()
+	var evs corev1.EventList
+	if err := c.List(ctx, &evs, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range evs.Items {
+		if e.Reason == reason {
+			n += max(int(e.Count), 1)
+			if e.Series != nil {
+				n += int(e.Series.Count) - 1
+			}
+		}
+	}
+	return n
+}
