@@ -33,7 +33,7 @@ func TestWhyNotRunning(t *testing.T) {
 		operatorFeature("why not running: Pod Security's refusal is CreateFailed, in the API server's words", "why-pss", whyPodSecurity),
 		operatorFeature("why not running: an image that cannot be pulled is ImagePullBackOff, and the event is said once", "why-image", whyImage),
 		operatorFeature("why not running: a missing Secret key is CreateContainerConfigError", "why-config", whyConfig),
-		operatorFeature("why not running: a restarted replica is Restarting until it runs again, then the reason goes", "why-restart", whyRestarting),
+		operatorFeature("why not running: a restarted replica says Restarting, naming the pod and its exit code", "why-restart", whyRestarting),
 		operatorFeature("why not running: a spec only the operator can refuse is InvalidSpec (Kubeflow PyTorchJob), and Kubeflow's State column is untouched", "why-invalid", whyInvalidKubeflow),
 		operatorFeature("why not running: a TensorBoard whose log claim is missing says PVCNotFound in status.tensorboard", "why-tb", whyTensorBoard),
 	)
