@@ -20,7 +20,8 @@
 # $DEVCLUSTER_DIR/cache (kubectl's cache: set KUBECACHEDIR to it too, or kubectl uses ~/.kube),
 # $DEVCLUSTER_DIR/kwok/clusters/$CLUSTER/logs/audit.log (every write request: hack/kwok/audit-policy.yaml).
 #
-# Nodes are named kwok-node-<i>, have InternalIP 127.1.x.y and a pod CIDR 127.(2+).x.0/24, and
+# Nodes are named kwok-node-<i>, have InternalIP 127.0.0.1 (the kwok controller's loopback address,
+# where it serves the kubelet API: container logs) and a pod CIDR 127.(2+).x.0/24, and
 # advertise cpu 32, memory 256Gi, pods 110, nvidia.com/gpu 8. KWOK manages the nodes labelled
 # kwok.x-k8s.io/managed=true: remove that label to simulate a dead kubelet (NotReady after about
 # 10 s, pods evicted about 5 s later). Pod behaviour is set by annotations: see hack/kwok/pod-stages.yaml.
@@ -150,6 +151,9 @@ componentsPatches:
   extraArgs:
   - {key: default-not-ready-toleration-seconds, value: "5"}
   - {key: default-unreachable-toleration-seconds, value: "5"}
+  # The nodes' kubelet API (the kwok controller, for container logs) is reached at their
+  # InternalIP on loopback, never by looking a hostname up.
+  - {key: kubelet-preferred-address-types, value: InternalIP}
 - name: kube-controller-manager
   extraArgs:
   # Loopback pod IPs are invalid in EndpointSlices: without this the endpoint controllers
@@ -176,6 +180,22 @@ EOF
     cat "$src/$f"
   done >>"$CONFIG"
   { printf -- '---\n'; cat "$repo/hack/kwok/pod-stages.yaml"; } >>"$CONFIG"
+  # Every container's log is this file, in the CRI log format (<RFC3339Nano> stdout F <line>),
+  # followed: kubectl logs -f shows the lines appended to it while it runs.
+  printf '%s stdout F simulated container: no process runs on a KWOK node; this log is %s\n' \
+    "$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)" "$DEVCLUSTER_DIR/container.log" >"$DEVCLUSTER_DIR/container.log"
+  cat >>"$CONFIG" <<EOF
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: ClusterLogs
+metadata:
+  name: trainyard-container-logs
+spec:
+  logs:
+  - logsFile: $DEVCLUSTER_DIR/container.log
+    previousLogsFile: $DEVCLUSTER_DIR/container.log
+    follow: true
+EOF
 }
 
 nodes_manifest() {
@@ -202,7 +222,7 @@ spec:
   podCIDRs: [127.$((2 + hi)).$lo.0/24]
 status:
   addresses:
-  - {type: InternalIP, address: 127.1.$hi.$lo}
+  - {type: InternalIP, address: 127.0.0.1}
   - {type: Hostname, address: kwok-node-$i}
   capacity: &res {cpu: "32", memory: 256Gi, pods: "110", nvidia.com/gpu: "8"}
   allocatable: *res
