@@ -1,25 +1,37 @@
-// Command trainyard is the Trainyard operator for distributed training jobs.
+// Command trainyard is the Trainyard operator for distributed training jobs, and its command
+// line (package cli):
 //
-//	trainyard [flags]                 run the operator against the cluster of --kubeconfig
-//	trainyard render -f job.yaml ...  print what a job would create, without a cluster
+//	trainyard [flags]                          run the operator against the cluster of --kubeconfig
+//	trainyard render -f job.yaml ...           print what a job would create, without a cluster
+//	trainyard get | describe JOB | logs JOB    the jobs of all four kinds on a cluster
+//
+// Named kubectl-trainyard on PATH, the binary is the kubectl plugin `kubectl trainyard`, which
+// never runs the operator.
 package main
 
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
+	"github.com/trainyard/trainyard/cli"
 	"github.com/trainyard/trainyard/controller"
 )
 
 func main() {
 	args := os.Args[1:]
+	plugin := strings.TrimSuffix(filepath.Base(os.Args[0]), ".exe") == "kubectl-trainyard"
 	var err error
 	switch {
-	case len(args) > 0 && args[0] == "render":
-		err = runRender(args[1:], os.Stdout, os.Stderr)
-	case len(args) > 0 && (args[0] == "help" || args[0] == "-h" || args[0] == "--help"):
-		fmt.Fprintln(os.Stderr, "usage:\n  trainyard [operator flags]   run the operator (trainyard -help for flags)\n  trainyard render -f job.yaml [--observed objects.yaml] [--now RFC3339]")
-		err = controller.Main([]string{"-help"})
+	case len(args) > 0 && slices.Contains(cli.Verbs, args[0]):
+		err = cli.Run(args[0], args[1:], os.Stdout, os.Stderr)
+	case plugin || len(args) > 0 && (args[0] == "help" || args[0] == "-h" || args[0] == "--help"):
+		fmt.Fprintln(os.Stderr, cli.Usage)
+		if !plugin {
+			err = controller.Main([]string{"-help"})
+		}
 	default:
 		err = controller.Main(args)
 	}

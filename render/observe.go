@@ -124,6 +124,10 @@ func trainingContainerStatus(j *Job, p *corev1.Pod) *corev1.ContainerStatus {
 	return nil
 }
 
+// TrainingContainer is the index of the training container of a pod of a job of framework fw
+// (trainingContainer), for tools that read what render wrote.
+func TrainingContainer(fw Framework, spec *corev1.PodSpec) int { return trainingContainer(fw, spec) }
+
 // trainingContainer is the container named after the framework, else the first one.
 // Environment is injected there only.
 func trainingContainer(fw Framework, spec *corev1.PodSpec) int {

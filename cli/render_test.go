@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -21,26 +21,26 @@ func TestRenderCommand(t *testing.T) {
 		wantErrText string
 	}{
 		"an example renders its pods, Service and decisions": {
-			args: []string{"-f", "examples/tensorflow-ps.yaml", "--now", "2026-01-01T00:00:00Z"},
+			args: []string{"-f", "../examples/tensorflow-ps.yaml", "--now", "2026-01-01T00:00:00Z"},
 			wantOut: []string{
 				"kind: Service", "name: tensorflow-ps-chief-0", "name: tensorflow-ps-worker-2", "TF_CONFIG",
 				"uid: " + placeholderUID, "# decisions:", `#   startTime: "2026-01-01T00:00:00Z"`,
 			},
 		},
 		"a gang job shows its PodGroup when nothing is observed": {
-			args:    []string{"-f", "examples/gang/pytorch-t9k-scheduler.yaml"},
+			args:    []string{"-f", "../examples/gang/pytorch-t9k-scheduler.yaml"},
 			wantOut: []string{"kind: PodGroup", "apiVersion: scheduler.tensorstack.dev/v1beta1", "queue: default", "name: pytorch-gang-t9k-worker-2"},
 		},
 		"--observed without the PodGroup CRD blocks the gang job": {
-			args:    []string{"-f", "render/testdata/podgroup-crd-missing-blocks-pods/job.yaml", "--observed", "render/testdata/podgroup-crd-missing-blocks-pods/observed.yaml"},
+			args:    []string{"-f", "../render/testdata/podgroup-crd-missing-blocks-pods/job.yaml", "--observed", "../render/testdata/podgroup-crd-missing-blocks-pods/observed.yaml"},
 			wantOut: []string{"#     reason: PodGroupCRDMissing"},
 		},
 		"the observed pods shape the decisions": {
-			args:    []string{"-f", "render/testdata/exitcode-worker-exit-137-is-restarted/job.yaml", "--observed", "render/testdata/exitcode-worker-exit-137-is-restarted/observed.yaml"},
+			args:    []string{"-f", "../render/testdata/exitcode-worker-exit-137-is-restarted/job.yaml", "--observed", "../render/testdata/exitcode-worker-exit-137-is-restarted/observed.yaml"},
 			wantOut: []string{"#     reason: Restart", "#   - exitCode: 137", "#   backoffCount: 1"},
 		},
 		"a name too long for the pod hostnames is refused naming metadata.name": {
-			args:        []string{"-f", "render/testdata/rejects-name-too-long-for-pod-hostname/job.yaml"},
+			args:        []string{"-f", "../render/testdata/rejects-name-too-long-for-pod-hostname/job.yaml"},
 			wantErrText: "metadata.name: Invalid value",
 		},
 		"an unknown kind is refused naming kind": {
@@ -48,11 +48,11 @@ func TestRenderCommand(t *testing.T) {
 			wantErrText: `kind: unsupported value "PyTorchJob"`,
 		},
 		"several documents are refused": {
-			args:        []string{"-f", "kustomize/manager/manager.yaml"},
+			args:        []string{"-f", "../kustomize/manager/manager.yaml"},
 			wantErrText: "want exactly one job manifest, found 2 YAML documents",
 		},
 		"a bad --now is refused naming the flag": {
-			args:        []string{"-f", "examples/tensorflow-ps.yaml", "--now", "yesterday"},
+			args:        []string{"-f", "../examples/tensorflow-ps.yaml", "--now", "yesterday"},
 			wantErrText: "--now",
 		},
 		"-f is required": {

@@ -1,0 +1,328 @@
+// Package cli is the trainyard command line beside the operator: `render` (what a job would
+// create, without a cluster), and `get`, `describe` and `logs` for the jobs of all four kinds on a
+// cluster. The same binary named kubectl-trainyard on PATH is the kubectl plugin `kubectl
+// trainyard`.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
+	"github.com/trainyard/trainyard/controller"
+	"github.com/trainyard/trainyard/render"
+)
+
+// Verbs are the commands Run knows.
+var Verbs = []string{"render", "get", "describe", "logs"}
+
+// Usage is the command line's help.
+const Usage = `usage:
+  trainyard [operator flags]                    run the operator (trainyard -help for its flags)
+  trainyard render -f job.yaml [--observed objects.yaml] [--now RFC3339]
+  trainyard get [-A] [-n NS]                    jobs of all four kinds in one table
+  trainyard describe [KIND/]JOB [-n NS]         a job at a glance: replicas, restarts, conditions, events
+  trainyard logs [KIND/]JOB [-f] [--replica-type T] [--index I] [--tail N] [--previous]
+                                                every rank's training container, lines prefixed
+Cluster flags as kubectl's: --kubeconfig, --context, -n/--namespace. As a kubectl plugin (the
+binary named kubectl-trainyard on PATH): kubectl trainyard get.`
+
+// Run runs verb with args, writing to stdout and stderr.
+func Run(verb string, args []string, stdout, stderr io.Writer) error {
+	switch verb {
+	case "render":
+		return runRender(args, stdout, stderr)
+	case "get":
+		return runGet(args, stdout, stderr)
+	case "describe":
+		return runDescribe(args, stdout, stderr)
+	case "logs":
+		return runLogs(args, stdout, stderr)
+	}
+	return fmt.Errorf("unknown command %q\n%s", verb, Usage)
+}
+
+// clusterFlags are kubectl's flags for reaching a cluster.
+type clusterFlags struct {
+	kubeconfig, context, namespace string
+	allNamespaces                  bool
+}
+
+func (c *clusterFlags) bind(fs *flag.FlagSet, all bool) {
+	fs.StringVar(&c.kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
+	fs.StringVar(&c.context, "context", "", "the kubeconfig context to use")
+	fs.StringVar(&c.namespace, "namespace", "", "the namespace (default: the context's)")
+	fs.StringVar(&c.namespace, "n", "", "shorthand for --namespace")
+	if all {
+		fs.BoolVar(&c.allNamespaces, "all-namespaces", false, "list the jobs of every namespace")
+		fs.BoolVar(&c.allNamespaces, "A", false, "shorthand for --all-namespaces")
+	}
+}
+
+// session is a connection to the cluster the flags name.
+type session struct {
+	client    client.Client
+	clientset kubernetes.Interface
+	namespace string
+}
+
+func (c *clusterFlags) connect() (*session, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if c.kubeconfig != "" {
+		rules.ExplicitPath = c.kubeconfig
+	}
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: c.context})
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, err
+	}
+	ns, _, err := cc.Namespace()
+	if err != nil {
+		return nil, err
+	}
+	if c.namespace != "" {
+		ns = c.namespace
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.UserAgent = "trainyard-cli"
+	cl, err := client.New(cfg, client.Options{Scheme: controller.Scheme()})
+	if err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &session{client: cl, clientset: cs, namespace: ns}, nil
+}
+
+// parse parses args with positional arguments allowed before, between and after the flags, as
+// kubectl does; it returns the positional ones.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// kindInfo is one of the four kinds as the CLI lists and reads them.
+type kindInfo struct {
+	kind    string
+	aliases []string
+	newList func() client.ObjectList
+	newJob  func() client.Object
+	items   func(client.ObjectList) []client.Object
+	model   func(client.Object) render.Job
+}
+
+var kinds = []kindInfo{
+	{kind: "PyTorchTrainingJob", aliases: []string{"ptj", "pytorchtrainingjob", "pytorchtrainingjobs"},
+		newList: func() client.ObjectList { return &batch.PyTorchTrainingJobList{} },
+		newJob:  func() client.Object { return &batch.PyTorchTrainingJob{} },
+		items: func(l client.ObjectList) []client.Object {
+			return objects(l.(*batch.PyTorchTrainingJobList).Items)
+		},
+		model: func(o client.Object) render.Job { return render.FromPyTorchTrainingJob(o.(*batch.PyTorchTrainingJob)) }},
+	{kind: "TensorFlowTrainingJob", aliases: []string{"tfj", "tensorflowtrainingjob", "tensorflowtrainingjobs"},
+		newList: func() client.ObjectList { return &batch.TensorFlowTrainingJobList{} },
+		newJob:  func() client.Object { return &batch.TensorFlowTrainingJob{} },
+		items: func(l client.ObjectList) []client.Object {
+			return objects(l.(*batch.TensorFlowTrainingJobList).Items)
+		},
+		model: func(o client.Object) render.Job {
+			return render.FromTensorFlowTrainingJob(o.(*batch.TensorFlowTrainingJob))
+		}},
+	{kind: "PyTorchJob", aliases: []string{"pytorchjob", "pytorchjobs"},
+		newList: func() client.ObjectList { return &kubeflowv1.PyTorchJobList{} },
+		newJob:  func() client.Object { return &kubeflowv1.PyTorchJob{} },
+		items: func(l client.ObjectList) []client.Object {
+			return objects(l.(*kubeflowv1.PyTorchJobList).Items)
+		},
+		model: func(o client.Object) render.Job { return render.FromPyTorchJob(o.(*kubeflowv1.PyTorchJob)) }},
+	{kind: "TFJob", aliases: []string{"tfjob", "tfjobs"},
+		newList: func() client.ObjectList { return &kubeflowv1.TFJobList{} },
+		newJob:  func() client.Object { return &kubeflowv1.TFJob{} },
+		items: func(l client.ObjectList) []client.Object {
+			return objects(l.(*kubeflowv1.TFJobList).Items)
+		},
+		model: func(o client.Object) render.Job { return render.FromTFJob(o.(*kubeflowv1.TFJob)) }},
+}
+
+// objects takes the address of each item of a list.
+func objects[T any, PT interface {
+	*T
+	client.Object
+}](items []T) []client.Object {
+	out := make([]client.Object, len(items))
+	for i := range items {
+		out[i] = PT(&items[i])
+	}
+	return out
+}
+
+// job is one job as the CLI shows it.
+type job struct {
+	info  *kindInfo
+	obj   client.Object
+	model render.Job
+}
+
+// findJob reads the job named by ref ([KIND/]NAME): the one kind named, else every kind, and
+// refuses a name that two kinds share.
+func (s *session) findJob(ctx context.Context, ref string) (*job, error) {
+	name, want := ref, ""
+	if k, n, ok := strings.Cut(ref, "/"); ok {
+		want, name = strings.ToLower(k), n
+	}
+	var found []*job
+	for i := range kinds {
+		k := &kinds[i]
+		if want != "" && !strings.EqualFold(want, k.kind) && !contains(k.aliases, want) {
+			continue
+		}
+		obj := k.newJob()
+		err := s.client.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: name}, obj)
+		switch {
+		case err == nil:
+			found = append(found, &job{info: k, obj: obj, model: k.model(obj)})
+		case meta.IsNoMatchError(err) || isNotFound(err):
+		default:
+			return nil, err
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, fmt.Errorf("no training job %q in namespace %s", ref, s.namespace)
+	case 1:
+		return found[0], nil
+	}
+	var names []string
+	for _, j := range found {
+		names = append(names, j.info.aliases[0]+"/"+name)
+	}
+	return nil, fmt.Errorf("%q names jobs of several kinds: say which, e.g. %s", name, strings.Join(names, " or "))
+}
+
+// listJobs lists the jobs of every kind installed, sorted by namespace, kind and name.
+func (s *session) listJobs(ctx context.Context, all bool) ([]*job, error) {
+	var out []*job
+	opts := []client.ListOption{}
+	if !all {
+		opts = append(opts, client.InNamespace(s.namespace))
+	}
+	for i := range kinds {
+		k := &kinds[i]
+		list := k.newList()
+		if err := s.client.List(ctx, list, opts...); err != nil {
+			if meta.IsNoMatchError(err) || isNotFound(err) {
+				continue // the kind is not installed (the Kubeflow kinds are opt-in)
+			}
+			return nil, err
+		}
+		for _, o := range k.items(list) {
+			out = append(out, &job{info: k, obj: o, model: k.model(o)})
+		}
+	}
+	sort.SliceStable(out, func(a, b int) bool {
+		if out[a].obj.GetNamespace() != out[b].obj.GetNamespace() {
+			return out[a].obj.GetNamespace() < out[b].obj.GetNamespace()
+		}
+		return out[a].obj.GetName() < out[b].obj.GetName()
+	})
+	return out, nil
+}
+
+// running counts the job's running pods as its status says.
+func (j *job) running() int32 {
+	st := &j.model.Status
+	if j.model.Kubeflow == nil {
+		return st.Aggregate.Running
+	}
+	var n int32
+	for _, t := range st.Tasks {
+		for _, r := range t.ReplicaStatus {
+			if r.Phase == "Running" {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// restarts is the job's restarts counted against its backoffLimit.
+func (j *job) restarts() int32 { return j.model.Status.BackoffCount }
+
+// waiting is the reason and message of the job's Waiting condition, if it has one.
+func (j *job) waiting() (reason, message string) {
+	if c := meta.FindStatusCondition(j.model.Status.Conditions, batch.ConditionWaiting); c != nil && c.Status == metav1.ConditionTrue {
+		return c.Reason, c.Message
+	}
+	return "", ""
+}
+
+func (j *job) phase() string {
+	if p := j.model.Status.Phase; p != "" {
+		return string(p)
+	}
+	return "-"
+}
+
+// age is how long ago t was, as kubectl prints it.
+func age(t metav1.Time, now time.Time) string {
+	d := now.Sub(t.Time)
+	switch {
+	case t.IsZero():
+		return "<unknown>"
+	case d < 2*time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < 2*time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func isNotFound(err error) bool {
+	var status interface{ Status() metav1.Status }
+	return errors.As(err, &status) && status.Status().Code == 404
+}
+
+// interruptible is a context ended by Ctrl-C or SIGTERM.
+func interruptible() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}

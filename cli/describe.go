@@ -1,0 +1,215 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
+)
+
+// maxEvents is how many of the job's latest events describe prints.
+const maxEvents = 12
+
+// runDescribe is `trainyard describe JOB`: the job at a glance.
+func runDescribe(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("trainyard describe", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cf clusterFlags
+	cf.bind(fs, false)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("describe takes one job, [KIND/]NAME\n%s", Usage)
+	}
+	s, err := cf.connect()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := interruptible()
+	defer cancel()
+	j, err := s.findJob(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	pods, err := s.jobPods(ctx, j)
+	if err != nil {
+		return err
+	}
+	events, err := s.jobEvents(ctx, j)
+	if err != nil {
+		return err
+	}
+	describe(stdout, j, pods, events, time.Now())
+	return nil
+}
+
+func describe(out io.Writer, j *job, pods []corev1.Pod, events []corev1.Event, now time.Time) {
+	m := &j.model
+	st := &m.Status
+	fmt.Fprintf(out, "%s %s/%s  %s  %d/%d running  age %s\n", j.info.kind, j.obj.GetNamespace(), j.obj.GetName(),
+		j.phase(), j.running(), m.PodCount(), age(j.obj.GetCreationTimestamp(), now))
+	if reason, message := j.waiting(); reason != "" {
+		fmt.Fprintf(out, "Waiting: %s: %s\n", reason, message)
+	}
+	fmt.Fprintf(out, "Restarts: backoffCount %d of backoffLimit %s\n", st.BackoffCount, limit(m.BackoffLimit))
+
+	byName := map[string]*corev1.Pod{}
+	for i := range pods {
+		byName[pods[i].Name] = &pods[i]
+	}
+	restarts := map[string]int32{}
+	for _, t := range st.Tasks {
+		restarts[t.Type] = t.RestartCount
+	}
+	fmt.Fprintln(out, "\nReplicas (index: state @ node):")
+	w := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
+	for _, t := range m.Replicas {
+		cells := make([]string, 0, t.Replicas)
+		for i := int32(0); i < t.Replicas; i++ {
+			name := podName(j, t.Type, i)
+			cells = append(cells, fmt.Sprintf("%d: %s", i, podState(byName[name])))
+		}
+		fmt.Fprintf(w, "  %s\tx%d\trestarts %d\t%s\n", t.Type, t.Replicas, restarts[t.Type], strings.Join(cells, "  "))
+	}
+	w.Flush()
+
+	fmt.Fprintln(out, "\nConditions:")
+	w = tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
+	for _, c := range conditionRows(j) {
+		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\n", c.typ, c.status, c.reason, age(c.since, now), c.message)
+	}
+	w.Flush()
+
+	fmt.Fprintln(out, "\nEvents (latest last):")
+	if len(events) == 0 {
+		fmt.Fprintln(out, "  <none>")
+	}
+	w = tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
+	for _, e := range events {
+		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\n", age(eventTime(e), now), e.Type, e.Reason, e.Message)
+	}
+	w.Flush()
+}
+
+// podState is a pod's state in a few words: its phase, or why a container waits, or its exit
+// code, and the node it runs on.
+func podState(p *corev1.Pod) string {
+	if p == nil {
+		return "-"
+	}
+	state := string(p.Status.Phase)
+	if p.DeletionTimestamp != nil {
+		state = "Terminating"
+	}
+	for _, c := range p.Status.ContainerStatuses {
+		switch {
+		case c.State.Waiting != nil && c.State.Waiting.Reason != "":
+			state = c.State.Waiting.Reason
+		case c.State.Terminated != nil && c.State.Terminated.ExitCode != 0:
+			state += "(exit " + strconv.Itoa(int(c.State.Terminated.ExitCode)) + ")"
+		}
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+			state = c.Reason
+		}
+	}
+	if p.Spec.NodeName != "" {
+		state += "@" + p.Spec.NodeName
+	}
+	return state
+}
+
+func limit(n int32) string {
+	if n == 1<<31-1 {
+		return "unlimited"
+	}
+	return strconv.Itoa(int(n))
+}
+
+func podName(j *job, typ string, i int32) string {
+	return j.obj.GetName() + "-" + typ + "-" + strconv.Itoa(int(i))
+}
+
+// jobPods lists the job's pods by the labels every pod of a job carries.
+func (s *session) jobPods(ctx context.Context, j *job) ([]corev1.Pod, error) {
+	var list corev1.PodList
+	err := s.client.List(ctx, &list, client.InNamespace(j.obj.GetNamespace()),
+		client.MatchingLabels{batch.LabelOwnerKind: j.info.kind, batch.LabelOwnerName: j.obj.GetName()})
+	return list.Items, err
+}
+
+// jobEvents are the job's latest events, oldest first.
+func (s *session) jobEvents(ctx context.Context, j *job) ([]corev1.Event, error) {
+	var list corev1.EventList
+	err := s.client.List(ctx, &list, client.InNamespace(j.obj.GetNamespace()),
+		client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("involvedObject.uid", string(j.obj.GetUID()))})
+	if err != nil {
+		return nil, err
+	}
+	ev := list.Items
+	sort.SliceStable(ev, func(a, b int) bool { return eventTime(ev[a]).Time.Before(eventTime(ev[b]).Time) })
+	if len(ev) > maxEvents {
+		ev = ev[len(ev)-maxEvents:]
+	}
+	return ev, nil
+}
+
+// conditionRow is one condition as describe prints it.
+type conditionRow struct {
+	typ, status, reason, message string
+	since                        metav1.Time
+}
+
+// conditionRows are the job's conditions as its kind writes them (Kubeflow's types for the
+// kubeflow.org kinds).
+func conditionRows(j *job) []conditionRow {
+	var rows []conditionRow
+	switch o := j.obj.(type) {
+	case *kubeflowv1.PyTorchJob:
+		rows = kubeflowRows(o.Status.Conditions)
+	case *kubeflowv1.TFJob:
+		rows = kubeflowRows(o.Status.Conditions)
+	default:
+		for _, c := range j.model.Status.Conditions {
+			rows = append(rows, conditionRow{c.Type, string(c.Status), c.Reason, c.Message, c.LastTransitionTime})
+		}
+	}
+	return rows
+}
+
+func kubeflowRows(conds []kubeflowv1.JobCondition) []conditionRow {
+	rows := make([]conditionRow, 0, len(conds))
+	for _, c := range conds {
+		rows = append(rows, conditionRow{string(c.Type), string(c.Status), c.Reason, c.Message, c.LastTransitionTime})
+	}
+	return rows
+}
+
+// eventTime is when an event last happened, whichever API wrote it.
+func eventTime(e corev1.Event) metav1.Time {
+	switch {
+	case e.Series != nil:
+		return metav1.Time{Time: e.Series.LastObservedTime.Time}
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp
+	case !e.EventTime.IsZero():
+		return metav1.Time{Time: e.EventTime.Time}
+	}
+	return e.CreationTimestamp
+}

@@ -1,0 +1,142 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	"github.com/trainyard/trainyard/render"
+)
+
+// runLogs is `trainyard logs JOB`: every rank's training container, each line prefixed with its
+// replica (worker-3), followed with -f.
+func runLogs(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("trainyard logs", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cf clusterFlags
+	cf.bind(fs, false)
+	follow := fs.Bool("follow", false, "stream the logs as they are written")
+	fs.BoolVar(follow, "f", false, "shorthand for --follow")
+	replicaType := fs.String("replica-type", "", "only this replica type (master, worker, ps, chief ...)")
+	index := fs.Int("index", -1, "only this replica index (with --replica-type)")
+	tail := fs.Int64("tail", -1, "lines of each log to show from its end (-1: all)")
+	previous := fs.Bool("previous", false, "the previous instance of each container (after a restart in place)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("logs takes one job, [KIND/]NAME\n%s", Usage)
+	}
+	s, err := cf.connect()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := interruptible()
+	defer cancel()
+	j, err := s.findJob(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	pods, err := s.jobPods(ctx, j)
+	if err != nil {
+		return err
+	}
+	var chosen []corev1.Pod
+	for _, p := range pods {
+		typ, idx := p.Labels[batch.LabelReplicaType], p.Labels[batch.LabelReplicaIndex]
+		if *replicaType != "" && typ != *replicaType || *index >= 0 && idx != strconv.Itoa(*index) {
+			continue
+		}
+		chosen = append(chosen, p)
+	}
+	if len(chosen) == 0 {
+		return fmt.Errorf("%s %s has no pod to show the logs of (with these filters)", j.info.kind, j.obj.GetName())
+	}
+	sort.Slice(chosen, func(a, b int) bool { return replicaOf(&chosen[a]) < replicaOf(&chosen[b]) })
+	opts := corev1.PodLogOptions{Follow: *follow, Previous: *previous}
+	if *tail >= 0 {
+		opts.TailLines = tail
+	}
+	return s.streamLogs(ctx, j, chosen, opts, stdout, stderr)
+}
+
+// replicaOf is the prefix of a pod's lines: its replica type and index, padded so that indexes
+// sort as numbers.
+func replicaOf(p *corev1.Pod) string {
+	i, _ := strconv.Atoi(p.Labels[batch.LabelReplicaIndex])
+	return fmt.Sprintf("%s-%06d", p.Labels[batch.LabelReplicaType], i)
+}
+
+// streamLogs copies each pod's training-container log to out, a line at a time with the
+// replica's name in front; lines of different pods never mix within a line.
+func (s *session) streamLogs(ctx context.Context, j *job, pods []corev1.Pod, opts corev1.PodLogOptions, out, errOut io.Writer) error {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	errs := make([]error, len(pods))
+	width := 0
+	for i := range pods {
+		width = max(width, len(prefix(&pods[i])))
+	}
+	for i := range pods {
+		p := &pods[i]
+		o := opts
+		o.Container = trainingContainer(j, p)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.streamPod(ctx, p, o, fmt.Sprintf("[%-*s] ", width, prefix(p)), &mu, out)
+		}()
+	}
+	wg.Wait()
+	var failed []error
+	for i, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			failed = append(failed, fmt.Errorf("%s: %w", pods[i].Name, err))
+		}
+	}
+	return errors.Join(failed...)
+}
+
+func (s *session) streamPod(ctx context.Context, p *corev1.Pod, opts corev1.PodLogOptions, pre string, mu *sync.Mutex, out io.Writer) error {
+	rc, err := s.clientset.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &opts).Stream(ctx)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	sc := bufio.NewScanner(rc)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		mu.Lock()
+		_, err := fmt.Fprintln(out, pre+sc.Text())
+		mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil && ctx.Err() == nil {
+		return err
+	}
+	return nil
+}
+
+func prefix(p *corev1.Pod) string {
+	return p.Labels[batch.LabelReplicaType] + "-" + p.Labels[batch.LabelReplicaIndex]
+}
+
+// trainingContainer is the container Trainyard configures, as render chooses it.
+func trainingContainer(j *job, p *corev1.Pod) string {
+	if i := render.TrainingContainer(j.model.Framework, &p.Spec); i >= 0 {
+		return p.Spec.Containers[i].Name
+	}
+	return ""
+}

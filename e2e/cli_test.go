@@ -1,0 +1,208 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+	"sigs.k8s.io/e2e-framework/pkg/features"
+)
+
+// TestCLI: `trainyard get`, `describe` and `logs -f` against the cluster, as a user runs them
+// (the built binary, the suite's kubeconfig), and as the kubectl plugin `kubectl trainyard`.
+func TestCLI(t *testing.T) {
+	f := features.New("trainyard CLI").
+		WithLabel("area", "cli").
+		Assess("trainyard get lists the jobs of every kind in one table, with the reason a job waits", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c, ns := namespaced(ctx, t, cfg, "cli-get")
+			create(ctx, t, c, ns, pyTorchJob("runs").Workers(2, sim("", "")).Obj())
+			create(ctx, t, c, ns, withLimits(pyTorchJob("toobig").Obj(), corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("64")}))
+			applyYAML(ctx, t, ns, fmt.Sprintf(`
+apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: kf}
+spec:
+  tfReplicaSpecs:
+    Worker:
+      replicas: 2%s
+`, kfPod("tensorflow", simRunsForever)))
+			waitPhase(ctx, t, c, ns, "runs", "Running")
+			waitingIs(ctx, t, c, ns, "toobig", "Unschedulable", "Insufficient nvidia.com/gpu")
+			var out string
+			eventually(t, 60*time.Second, "get shows the three jobs", func() (bool, string) {
+				out = trainyardCLI(t, cfg, "get", "-n", ns)
+				return strings.Contains(out, "TFJob") && strings.Contains(out, "2/2") && rowHas(out, "runs", "PyTorchTrainingJob", "Running", "3/3") &&
+					rowHas(out, "toobig", "Pending", "0/1", "Unschedulable"), out
+			})
+			t.Logf("trainyard get:\n%s", out)
+			wide := trainyardCLI(t, cfg, "get", "-n", ns, "--wide")
+			if !strings.Contains(wide, "Insufficient nvidia.com/gpu") {
+				t.Errorf("get --wide shows no message:\n%s", wide)
+			}
+			// The same binary as the kubectl plugin.
+			plugin := filepath.Join(t.TempDir(), "kubectl-trainyard")
+			if err := os.Symlink(filepath.Join(repoRoot, "bin", "trainyard"), plugin); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.CommandContext(ctx, kubectlPath, "trainyard", "get", "--kubeconfig", cfg.KubeconfigFile(), "-n", ns)
+			cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(plugin)+":"+os.Getenv("PATH"))
+			pout, err := cmd.CombinedOutput()
+			if err != nil || !strings.Contains(string(pout), "toobig") {
+				t.Errorf("kubectl trainyard get: %v\n%s", err, pout)
+			}
+			return ctx
+		}).
+		Assess("trainyard describe shows a job at a glance: the replica grid with states and nodes, restarts with exit codes, conditions, events", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c, ns := namespaced(ctx, t, cfg, "cli-describe")
+			// worker-1 exits 137 once; ExitCode restarts it.
+			exits := map[string]string{simStartDelay: "500ms", simRunDuration: "1s", simExitCode: "137"}
+			job := pyTorchJob("desc").Workers(2, sim("", "")).WorkerPolicy("ExitCode").Obj()
+			create(ctx, t, c, ns, job)
+			waitPhase(ctx, t, c, ns, "desc", "Running")
+			annotatePods(ctx, t, c, ns, "desc-worker-1", exits)
+			var out string
+			eventually(t, 60*time.Second, "describe shows the restart", func() (bool, string) {
+				out = trainyardCLI(t, cfg, "describe", "desc", "-n", ns)
+				return strings.Contains(out, "backoffCount 1") && strings.Contains(out, "exited with code 137"), out
+			})
+			t.Logf("trainyard describe:\n%s", out)
+			for _, want := range []string{"PyTorchTrainingJob " + ns + "/desc", "master", "worker", "x2", "0: Running@kwok-node-", "Conditions:", "Initialized", "Events (latest last):", "PodsCreated"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("describe lacks %q:\n%s", want, out)
+				}
+			}
+			return ctx
+		}).
+		Assess("trainyard logs -f follows every rank's training container, each line prefixed with its replica", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			if localCluster == "" {
+				t.Skip("the simulated container log exists only on the local cluster")
+			}
+			c, ns := namespaced(ctx, t, cfg, "cli-logs")
+			create(ctx, t, c, ns, pyTorchJob("lg").Workers(2, sim("", "")).Obj())
+			waitPhase(ctx, t, c, ns, "lg", "Running")
+			follow, lines := startCLI(t, cfg, "logs", "lg", "-n", ns, "-f", "--tail", "0")
+			defer follow()
+			marker := fmt.Sprintf("step %d loss 0.125", time.Now().UnixNano())
+			appendContainerLog(t, marker)
+			seen := map[string]bool{}
+			deadline := time.After(30 * time.Second)
+			for len(seen) < 3 {
+				select {
+				case l, ok := <-lines:
+					if !ok {
+						t.Fatalf("logs -f ended; saw %v", seen)
+					}
+					if strings.HasSuffix(l, "] "+marker) {
+						seen[strings.TrimSpace(strings.SplitN(l, "]", 2)[0])] = true
+					}
+				case <-deadline:
+					t.Fatalf("logs -f: the appended line reached %v of master-0, worker-0, worker-1", seen)
+				}
+			}
+			for _, r := range []string{"[master-0", "[worker-0", "[worker-1"} {
+				if !seen[r] {
+					t.Errorf("no line prefixed %s]: %v", r, seen)
+				}
+			}
+			// --replica-type and --index choose one rank.
+			one := trainyardCLI(t, cfg, "logs", "lg", "-n", ns, "--replica-type", "worker", "--index", "1", "--tail", "1")
+			if strings.Count(one, "\n") != 1 || !strings.HasPrefix(one, "[worker-1] ") {
+				t.Errorf("logs --replica-type worker --index 1 --tail 1:\n%s", one)
+			}
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
+
+// rowHas reports whether a line of out starts with the job's name column and holds every word.
+func rowHas(out, name string, words ...string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 2 || fields[1] != name {
+			continue
+		}
+		for _, w := range words {
+			if !strings.Contains(line, w) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// trainyardCLI runs bin/trainyard with args against the test cluster and returns its output.
+func trainyardCLI(t *testing.T, cfg *envconf.Config, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(repoRoot, "bin", "trainyard"), append(args, "--kubeconfig", cfg.KubeconfigFile())...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("trainyard %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// startCLI starts bin/trainyard in the background and returns its output lines; stop ends it by
+// its PID.
+func startCLI(t *testing.T, cfg *envconf.Config, args ...string) (stop func(), lines <-chan string) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(repoRoot, "bin", "trainyard"), append(args, "--kubeconfig", cfg.KubeconfigFile())...)
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan string, 64)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			ch <- sc.Text()
+		}
+		close(ch)
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			pw.Close()
+		})
+	}, ch
+}
+
+// appendContainerLog appends a line to the local cluster's simulated container log (every
+// container's, followed by the KWOK kubelet), in the CRI log format.
+func appendContainerLog(t *testing.T, line string) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(localCluster, "container.log"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := fmt.Fprintf(f, "%s stdout F %s\n", time.Now().UTC().Format(time.RFC3339Nano), line); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// annotatePods sets annotations on a pod.
+func annotatePods(ctx context.Context, t *testing.T, c client.Client, ns, pod string, ann map[string]string) {
+	t.Helper()
+	for k, v := range ann {
+		annotatePod(ctx, t, c, ns, pod, k, v)
+	}
+}
