@@ -96,24 +96,30 @@ spec:
 			waitPhase(ctx, t, c, ns, "lg", "Running")
 			follow, lines := startCLI(t, cfg, "logs", "lg", "-n", ns, "-f", "--tail", "0")
 			defer follow()
-			marker := fmt.Sprintf("step %d loss 0.125", time.Now().UnixNano())
-			appendContainerLog(t, marker)
+			// The follow streams open at some moment after the start: a line is appended every
+			// 500 ms until every rank has shown one written after its stream opened.
+			marker := fmt.Sprintf("run %d step", time.Now().UnixNano())
 			seen := map[string]bool{}
 			deadline := time.After(30 * time.Second)
-			for len(seen) < 3 {
+			tick := time.NewTicker(500 * time.Millisecond)
+			defer tick.Stop()
+			for step := 0; len(seen) < 3; {
 				select {
+				case <-tick.C:
+					appendContainerLog(t, fmt.Sprintf("%s %d loss 0.125", marker, step))
+					step++
 				case l, ok := <-lines:
 					if !ok {
 						t.Fatalf("logs -f ended; saw %v", seen)
 					}
-					if strings.HasSuffix(l, "] "+marker) {
-						seen[strings.TrimSpace(strings.SplitN(l, "]", 2)[0])] = true
+					if strings.Contains(l, "] "+marker) {
+						seen[strings.TrimSpace(strings.SplitN(l, "]", 2)[0])+"]"] = true
 					}
 				case <-deadline:
-					t.Fatalf("logs -f: the appended line reached %v of master-0, worker-0, worker-1", seen)
+					t.Fatalf("logs -f: appended lines reached %v of master-0, worker-0, worker-1", seen)
 				}
 			}
-			for _, r := range []string{"[master-0", "[worker-0", "[worker-1"} {
+			for _, r := range []string{"[master-0]", "[worker-0]", "[worker-1]"} {
 				if !seen[r] {
 					t.Errorf("no line prefixed %s]: %v", r, seen)
 				}
