@@ -72,12 +72,13 @@ build_kwok() {
 }
 
 # scheduler-plugins' kube-scheduler (cmd/scheduler: the upstream scheduler with Coscheduling and the
-# other plugins registered) and its controller (cmd/controller: it writes the PodGroups' status).
-# Like k8s.io/kubernetes, its go.mod replaces Kubernetes' staging modules, so it is built from a
-# wrapper module that repeats those replace directives. It is built against its own Kubernetes
-# libraries (v1.32), not $KUBE_VERSION.
+# other plugins registered), its controller (cmd/controller: it writes the PodGroups' status) and
+# its CRDs. Like k8s.io/kubernetes, its go.mod replaces Kubernetes' staging modules, so it is built
+# from a wrapper module that repeats those replace directives. It is built against its own
+# Kubernetes libraries (v1.32), not $KUBE_VERSION.
 build_scheduler_plugins() {
-  if [ -x "$SCHEDULER_PLUGINS_BIN/kube-scheduler" ] && [ -x "$SCHEDULER_PLUGINS_BIN/controller" ]; then
+  if [ -x "$SCHEDULER_PLUGINS_BIN/kube-scheduler" ] && [ -x "$SCHEDULER_PLUGINS_BIN/controller" ] &&
+    [ -f "$SCHEDULER_PLUGINS_BIN/crd/scheduling.x-k8s.io_podgroups.yaml" ]; then
     log "scheduler-plugins $SCHEDULER_PLUGINS_VERSION found in cache"
     return
   fi
@@ -117,6 +118,10 @@ build_scheduler_plugins() {
     go build -trimpath -ldflags "$x" -o "$SCHEDULER_PLUGINS_BIN/controller.tmp" "$m/cmd/controller")
   mv "$SCHEDULER_PLUGINS_BIN/kube-scheduler.tmp" "$SCHEDULER_PLUGINS_BIN/kube-scheduler"
   mv "$SCHEDULER_PLUGINS_BIN/controller.tmp" "$SCHEDULER_PLUGINS_BIN/controller"
+  # Its CRDs (PodGroup, and ElasticQuota, which the controller also watches), as the module ships them.
+  mkdir -p "$SCHEDULER_PLUGINS_BIN/crd"
+  cp "$(cd "$d" && go list -m -f '{{.Dir}}' "$m")"/config/crd/bases/*.yaml "$SCHEDULER_PLUGINS_BIN/crd/"
+  chmod u+w "$SCHEDULER_PLUGINS_BIN"/crd/*.yaml
   log "scheduler-plugins $SCHEDULER_PLUGINS_VERSION built in $((SECONDS - t))s"
 }
 
