@@ -32,7 +32,10 @@ import (
 // TestGangScheduling: coscheduling gang jobs against the real scheduler-plugins scheduler
 // (scheduler_plugins_test.go). Each feature runs in its own namespace on a pool of two KWOK nodes
 // of its own (8 GPUs each, labelled and tainted for that feature only), so the capacity it
-// reasons about is known whatever the other features run. The features run in parallel.
+// reasons about is known whatever the other features run. The features run in parallel. Their job
+// names (the PodGroups' names) are unique in the suite: scheduler-plugins' controller (v0.32.7)
+// counts the pods of every namespace whose pod-group label has the PodGroup's name (tried: a
+// PodGroup with no pod of its own went Running on a pod in another namespace).
 func TestGangScheduling(t *testing.T) {
 	testenv.TestInParallel(t,
 		gangFitsBindsWhole(),
