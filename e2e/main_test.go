@@ -8,7 +8,7 @@
 //	kind             a kind cluster (needs Docker; for laptops)
 //	existing         the cluster of $KUBECONFIG, left as it is
 //
-// Features carry labels (area=api, area=render, area=operator) so a subset can be chosen with
+// Features carry labels (area=api, area=render, area=operator, area=gang) so a subset can be chosen with
 // e2e-framework's --labels flag: go test -tags e2e ./e2e/... -args --labels=area=api
 package e2e
 
@@ -55,6 +55,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		os.Exit(2)
 	}
+	if schedulerPluginsDir, err = versionsVar("SCHEDULER_PLUGINS_BIN"); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(2)
+	}
 
 	// Finish steps run in the order they are registered: the operator stops first, the cluster last.
 	var clusterDown env.Func
@@ -77,8 +81,8 @@ func TestMain(m *testing.M) {
 	if a := os.Getenv("E2E_AUDIT_LOG"); a != "" {
 		auditLog = a
 	}
-	testenv.Setup(installCRDs, installOperatorRBAC, startSharedOperator)
-	testenv.Finish(stopSharedOperator, uninstallOperatorRBAC, uninstallCRDs)
+	testenv.Setup(installCRDs, startSchedulerPlugins, installOperatorRBAC, startSharedOperator)
+	testenv.Finish(stopSharedOperator, stopSchedulerPlugins, uninstallOperatorRBAC, uninstallCRDs)
 	if clusterDown != nil {
 		testenv.Finish(clusterDown)
 	}
@@ -111,18 +115,27 @@ func localClusterDown(dir string) env.Func {
 	}
 }
 
-// podGroupCRDs are stand-ins for the gang schedulers' PodGroup CRDs (see the file's header).
+// podGroupCRDs are stand-ins for the PodGroup CRDs of the gang schedulers that do not run here, T9k
+// and Volcano (see the file's header); coscheduling's is scheduler-plugins' own
+// (schedulerPluginsCRDs).
 var podGroupCRDs = filepath.Join(repoRoot, "e2e", "testdata", "podgroup-crds.yaml")
 
 // kubeflowCRDs are the kubeflow.org CRDs of the opt-in overlay kustomize/kubeflow.
 var kubeflowCRDs = filepath.Join(repoRoot, "kustomize", "kubeflow", "crd")
 
-// installCRDs installs Trainyard's CRDs the way `make install` does, and the PodGroup stand-ins.
+// installCRDs installs Trainyard's CRDs the way `make install` does, the PodGroup stand-ins and
+// scheduler-plugins' CRDs.
 func installCRDs(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
 	if _, err := kubectl(ctx, cfg, "", "apply", "--server-side", "--force-conflicts", "-k", filepath.Join(repoRoot, "kustomize", "crd")); err != nil {
 		return ctx, err
 	}
 	if _, err := kubectl(ctx, cfg, "", "apply", "--server-side", "-f", podGroupCRDs); err != nil {
+		return ctx, err
+	}
+	if _, err := os.Stat(schedulerPluginsCRDs()); err != nil {
+		return ctx, fmt.Errorf("scheduler-plugins' CRDs are not in the cache (run make tools): %w", err)
+	}
+	if _, err := kubectl(ctx, cfg, "", "apply", "--server-side", "-f", schedulerPluginsCRDs()); err != nil {
 		return ctx, err
 	}
 	// The kubeflow.org CRDs, as the opt-in overlay installs them (its RBAC aside: the suite's
@@ -148,7 +161,7 @@ func waitCRDsEstablished(ctx context.Context, cfg *envconf.Config) error {
 }
 
 func uninstallCRDs(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
-	for _, f := range []string{podGroupCRDs, kubeflowCRDs} {
+	for _, f := range []string{podGroupCRDs, schedulerPluginsCRDs(), kubeflowCRDs} {
 		if _, err := kubectl(ctx, cfg, "", "delete", "--ignore-not-found", "-f", f); err != nil {
 			return ctx, err
 		}
@@ -187,6 +200,15 @@ func pinnedKubectl() (string, error) {
 		return "", fmt.Errorf("the pinned kubectl is not built (run make tools): %w", err)
 	}
 	return path, nil
+}
+
+// versionsVar is a variable of hack/versions.sh, such as a tool's cache folder.
+func versionsVar(name string) (string, error) {
+	out, err := exec.Command("bash", "-c", ". "+filepath.Join(repoRoot, "hack", "versions.sh")+` && echo "$`+name+`"`).Output()
+	if err != nil {
+		return "", fmt.Errorf("reading %s from hack/versions.sh: %w", name, err)
+	}
+	return strings.TrimSpace(string(out)), nil
 }
 
 func mustAbs(p string) string {

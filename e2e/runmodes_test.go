@@ -262,16 +262,16 @@ func envOf(p corev1.Pod, name string) string {
 	return ""
 }
 
-// coschedulingPauseResume: a scheduler-plugins gang job (its pods scheduled by the default
-// scheduler, as where coscheduling is a plugin of the default profile). Its PodGroup exists before
-// the pods; pausing deletes the pods with their grace period, then the PodGroup; resuming creates
-// the PodGroup again, then the pods, and the job is Resuming until they run.
+// coschedulingPauseResume: a scheduler-plugins gang job, its pods scheduled by the real
+// coscheduling scheduler (scheduler_plugins_test.go). Its PodGroup exists before the pods; pausing
+// deletes the pods with their grace period, then the PodGroup; resuming creates the PodGroup again,
+// then the pods, which the scheduler binds as a gang again, and the job is Resuming until they run.
 func coschedulingPauseResume(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	requireCoscheduler(t)
 	job := pyTorchJob("cs").Workers(2, sim("", "")).Obj().(*batch.PyTorchTrainingJob)
 	for i := range job.Spec.ReplicaSpecs {
 		spec := &job.Spec.ReplicaSpecs[i].Template
 		spec.Annotations[simStartDelay] = "3s" // long enough to see Resuming
-		spec.Spec.SchedulerName = "default-scheduler"
 		spec.Spec.TerminationGracePeriodSeconds = ptr(int64(30))
 	}
 	job.Spec.Scheduler = &batch.SchedulePolicy{Coscheduling: &batch.CoschedulingScheduler{}}
@@ -296,8 +296,8 @@ func coschedulingPauseResume(ctx context.Context, t *testing.T, c client.Client,
 			if p.CreationTimestamp.Before(ptr(g.GetCreationTimestamp())) {
 				t.Errorf("%s was created before its PodGroup", p.Name)
 			}
-			if p.Labels[batch.LabelCoschedulingPodGroup] != "cs" {
-				t.Errorf("%s: label %s = %q; want cs", p.Name, batch.LabelCoschedulingPodGroup, p.Labels[batch.LabelCoschedulingPodGroup])
+			if p.Labels[batch.LabelCoschedulingPodGroup] != "cs" || p.Spec.SchedulerName != batch.CoschedulingSchedulerName {
+				t.Errorf("%s: label %s = %q, schedulerName %q; want cs and %s", p.Name, batch.LabelCoschedulingPodGroup, p.Labels[batch.LabelCoschedulingPodGroup], p.Spec.SchedulerName, batch.CoschedulingSchedulerName)
 			}
 		}
 	}

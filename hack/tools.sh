@@ -2,7 +2,7 @@
 # Builds the pinned control plane and code generators into the version-keyed cache
 # (hack/versions.sh), from the Go module proxy only. Whatever is already there is kept.
 #
-#   hack/tools.sh [all|kube|etcd|kwok|controller-gen|envtest]
+#   hack/tools.sh [all|kube|etcd|kwok|scheduler-plugins|controller-gen|envtest]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/versions.sh"
@@ -71,6 +71,60 @@ build_kwok() {
   log "kwok $KWOK_VERSION built in $((SECONDS - t))s"
 }
 
+# scheduler-plugins' kube-scheduler (cmd/scheduler: the upstream scheduler with Coscheduling and the
+# other plugins registered), its controller (cmd/controller: it writes the PodGroups' status) and
+# its CRDs. Like k8s.io/kubernetes, its go.mod replaces Kubernetes' staging modules, so it is built
+# from a wrapper module that repeats those replace directives. It is built against its own
+# Kubernetes libraries (v1.32), not $KUBE_VERSION.
+build_scheduler_plugins() {
+  if [ -x "$SCHEDULER_PLUGINS_BIN/kube-scheduler" ] && [ -x "$SCHEDULER_PLUGINS_BIN/controller" ] &&
+    [ -f "$SCHEDULER_PLUGINS_BIN/crd/scheduling.x-k8s.io_podgroups.yaml" ]; then
+    log "scheduler-plugins $SCHEDULER_PLUGINS_VERSION found in cache"
+    return
+  fi
+  local d=$TRAINYARD_CACHE/src/scheduler-plugins-$SCHEDULER_PLUGINS_VERSION t=$SECONDS m=sigs.k8s.io/scheduler-plugins
+  mkdir -p "$d"
+  if [ ! -f "$d/go.mod" ]; then
+    local info gomod src n
+    info=$(cd / && go mod download -json "$m@$SCHEDULER_PLUGINS_VERSION")
+    gomod=$(sed -n 's/.*"GoMod": "\(.*\)".*/\1/p' <<<"$info")
+    src=$(sed -n 's/.*"Dir": "\(.*\)".*/\1/p' <<<"$info")
+    [ -f "$gomod" ] && [ -f "$src/go.sum" ] || { log "no go.mod or go.sum for $m@$SCHEDULER_PLUGINS_VERSION"; return 1; }
+    {
+      printf 'module trainyard.local/scheduler-plugins\n\ngo 1.26.0\n\nreplace (\n'
+      # Both forms: the lines of a replace block and single-line `replace a => b v`.
+      sed -n -e 's#^replace[[:space:]]\{1,\}\([^ (]\{1,\} => .*\)#\t\1#p' \
+        -e '/^replace[[:space:]]*($/,/^)$/s#^[[:space:]]\{1,\}\([^ ]\{1,\} => .*\)#\t\1#p' "$gomod"
+      printf ')\n'
+    } >"$d/go.mod"
+    # Its go.sum seeds ours: the checksum database reachable here has no entry for some of its
+    # dependencies (k8s.io/kms v0.32.7 and others: 404), and the module's own go.sum vouches for them.
+    cp "$src/go.sum" "$d/go.sum" && chmod u+w "$d/go.sum"
+    # k8s.io/kubernetes v1.32.7 requires these staging modules, the proxy reachable here refuses
+    # them at v0.32.7 (403), and no package of theirs is built into either binary: each is
+    # replaced by an empty local module, so the build fails if one were ever needed.
+    for n in endpointslice externaljwt kube-controller-manager sample-apiserver; do
+      mkdir -p "$d/stub/$n"
+      printf 'module k8s.io/%s\n\ngo 1.23\n' "$n" >"$d/stub/$n/go.mod"
+      sed -i "s#^\tk8s.io/$n => .*#\tk8s.io/$n => ./stub/$n#" "$d/go.mod"
+    done
+  fi
+  printf '//go:build tools\n\npackage tools\n\nimport (\n\t_ "%s/cmd/controller"\n\t_ "%s/cmd/scheduler"\n)\n' "$m" "$m" >"$d/tools.go"
+  local x="-X k8s.io/component-base/version.gitVersion=$SCHEDULER_PLUGINS_VERSION"
+  log "building scheduler-plugins $SCHEDULER_PLUGINS_VERSION kube-scheduler and controller (cold: about 8 minutes on 2 cores)"
+  mkdir -p "$SCHEDULER_PLUGINS_BIN"
+  (cd "$d" && { grep -q "$m $SCHEDULER_PLUGINS_VERSION" go.mod || go get "$m@$SCHEDULER_PLUGINS_VERSION"; } && go mod tidy &&
+    go build -trimpath -ldflags "$x" -o "$SCHEDULER_PLUGINS_BIN/kube-scheduler.tmp" "$m/cmd/scheduler" &&
+    go build -trimpath -ldflags "$x" -o "$SCHEDULER_PLUGINS_BIN/controller.tmp" "$m/cmd/controller")
+  mv "$SCHEDULER_PLUGINS_BIN/kube-scheduler.tmp" "$SCHEDULER_PLUGINS_BIN/kube-scheduler"
+  mv "$SCHEDULER_PLUGINS_BIN/controller.tmp" "$SCHEDULER_PLUGINS_BIN/controller"
+  # Its CRDs (PodGroup, and ElasticQuota, which the controller also watches), as the module ships them.
+  mkdir -p "$SCHEDULER_PLUGINS_BIN/crd"
+  cp "$(cd "$d" && go list -m -f '{{.Dir}}' "$m")"/config/crd/bases/*.yaml "$SCHEDULER_PLUGINS_BIN/crd/"
+  chmod u+w "$SCHEDULER_PLUGINS_BIN"/crd/*.yaml
+  log "scheduler-plugins $SCHEDULER_PLUGINS_VERSION built in $((SECONDS - t))s"
+}
+
 build_controller_gen() {
   if [ -x "$CONTROLLER_GEN" ]; then return; fi
   local t=$SECONDS
@@ -89,11 +143,12 @@ envtest_assets() {
 }
 
 case "${1:-all}" in
-  all) build_controller_gen; build_kwok; envtest_assets ;;
+  all) build_controller_gen; build_kwok; envtest_assets; build_scheduler_plugins ;;
   kube) build_kube ;;
   etcd) build_etcd ;;
   kwok) build_kwok ;;
+  scheduler-plugins) build_scheduler_plugins ;;
   controller-gen) build_controller_gen ;;
   envtest) envtest_assets ;;
-  *) echo "usage: $0 [all|kube|etcd|kwok|controller-gen|envtest]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|kube|etcd|kwok|scheduler-plugins|controller-gen|envtest]" >&2; exit 2 ;;
 esac
