@@ -26,14 +26,14 @@ func TestAPI(t *testing.T) {
 			t.Logf("kubectl apply -f examples/:\n%s", out)
 			return ctx
 		}).
-		Assess("kubectl get shows phase, running, desired and age", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+		Assess("kubectl get shows phase, running, desired, the reason a job waits and age", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			for _, resource := range []string{"pytorchtrainingjobs", "tensorflowtrainingjobs", "ptj", "tfj"} {
 				out, err := kubectl(ctx, cfg, "", "get", "-n", "default", resource)
 				if err != nil {
 					t.Fatal(err)
 				}
 				header := strings.Fields(strings.SplitN(out, "\n", 2)[0])
-				if want := []string{"NAME", "PHASE", "RUNNING", "DESIRED", "AGE"}; strings.Join(header, " ") != strings.Join(want, " ") {
+				if want := []string{"NAME", "PHASE", "RUNNING", "DESIRED", "REASON", "AGE"}; strings.Join(header, " ") != strings.Join(want, " ") {
 					t.Errorf("kubectl get %s header = %v, want %v", resource, header, want)
 				}
 				if strings.Count(strings.TrimSpace(out), "\n") < 1 {
