@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -18,6 +19,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
 )
 
@@ -31,6 +33,10 @@ func TestKueue(t *testing.T) {
 		kueueFeature("Kueue's webhook suspends a queued PyTorchJob and TFJob; they have no pod until admitted, then run on the flavour's nodes", "kq-kf-admit", kueueKubeflowAdmitted),
 		kueueFeature("an over-quota Kubeflow PyTorchJob waits with no pod and runs once the job holding the quota finishes", "kq-kf-quota", kueueKubeflowOverQuota),
 		kueueFeature("a lower-priority Kubeflow PyTorchJob is preempted (pods gone, no restart counted) and resumed when the higher-priority one finishes", "kq-kf-preempt", kueueKubeflowPreempted),
+		kueueFeature("a queued PyTorchTrainingJob and TensorFlowTrainingJob get a Workload and no pod until it is admitted, then run with the flavour's node selector", "kq-t9k-admit", kueueT9kAdmitted),
+		kueueFeature("an over-quota PyTorchTrainingJob waits with no pod; the quota is released when the first job succeeds and the second is admitted", "kq-t9k-quota", kueueT9kOverQuota),
+		kueueFeature("a lower-priority PyTorchTrainingJob is preempted (pods gone, no restart counted) and resumed when the higher-priority one finishes", "kq-t9k-preempt", kueueT9kPreempted),
+		kueueFeature("pausing a queued PyTorchTrainingJob deactivates its Workload, freeing the quota for another job; resumed, it queues again", "kq-t9k-pause", kueueT9kPaused),
 	)
 }
 
@@ -41,6 +47,8 @@ const (
 )
 
 var kueueFlavorNodes = []string{"kwok-node-3", "kwok-node-4"}
+
+var resourceOne = resource.MustParse("1")
 
 // kueueFeature is a feature labelled area=kueue, with one assessment in a namespace of its own
 // that has a LocalQueue "q" of a ClusterQueue named like the namespace (created by the assessment).
@@ -307,19 +315,13 @@ func kueueKubeflowOverQuota(ctx context.Context, t *testing.T, c client.Client, 
 }
 
 func kueueKubeflowPreempted(ctx context.Context, t *testing.T, c client.Client, ns string) {
-	for name, value := range map[string]int64{ns + "-low": 100, ns + "-high": 1000} {
-		wpc := kueueObject("WorkloadPriorityClass", "", name, nil)
-		delete(wpc.Object, "spec")
-		wpc.Object["value"] = value
-		createKueue(ctx, t, c, wpc)
-		t.Cleanup(func() { _ = c.Delete(context.Background(), wpc) })
-	}
+	low, high := priorityClasses(ctx, t, c, ns)
 	createKueue(ctx, t, c, clusterQueue(ns, 2, true))
-	applyYAML(ctx, t, ns, kfQueuedPyTorchJob("low", simRunsForever, ", kueue.x-k8s.io/priority-class: "+ns+"-low"))
+	applyYAML(ctx, t, ns, kfQueuedPyTorchJob("low", simRunsForever, ", kueue.x-k8s.io/priority-class: "+low))
 	waitKubeflow(ctx, t, c, ns, "low", kubeflowv1.JobRunning)
 	onFlavorNodes(ctx, t, c, ns, "low", 2)
 	before := kfPodsOf(ctx, t, c, ns, "low")
-	applyYAML(ctx, t, ns, kfQueuedPyTorchJob("high", fmt.Sprintf(simExits0After, "5s"), ", kueue.x-k8s.io/priority-class: "+ns+"-high"))
+	applyYAML(ctx, t, ns, kfQueuedPyTorchJob("high", fmt.Sprintf(simExits0After, "5s"), ", kueue.x-k8s.io/priority-class: "+high))
 	start := time.Now()
 	waitWorkload(ctx, t, c, ns, "low", "evicted", func(w *unstructured.Unstructured) bool {
 		return strings.HasPrefix(workloadCondition(w, "Evicted"), "True/") || strings.HasPrefix(workloadCondition(w, "Preempted"), "True/")
@@ -351,4 +353,186 @@ func kueueKubeflowPreempted(ctx context.Context, t *testing.T, c client.Client, 
 			t.Errorf("replicaStatuses.%s.restarts %d after a preemption; want 0", typ, rs.Restarts)
 		}
 	}
+}
+
+// queued labels a T9k job for LocalQueue q (and a WorkloadPriorityClass, if given) and gives
+// every replica one GPU.
+func queued(obj client.Object, priorityClass string) client.Object {
+	labels := map[string]string{"kueue.x-k8s.io/queue-name": "q"}
+	if priorityClass != "" {
+		labels["kueue.x-k8s.io/priority-class"] = priorityClass
+	}
+	obj.SetLabels(labels)
+	gpu := corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": resourceOne}}
+	switch j := obj.(type) {
+	case *batch.PyTorchTrainingJob:
+		for i := range j.Spec.ReplicaSpecs {
+			j.Spec.ReplicaSpecs[i].Template.Spec.Containers[0].Resources = gpu
+		}
+	case *batch.TensorFlowTrainingJob:
+		for i := range j.Spec.ReplicaSpecs {
+			j.Spec.ReplicaSpecs[i].Template.Spec.Containers[0].Resources = gpu
+		}
+	}
+	return obj
+}
+
+// waitQueued waits until the T9k job says it waits for Kueue (Initialized=False, reason Queued).
+func waitQueued(ctx context.Context, t *testing.T, c client.Client, ns, name string) batch.TrainingJobStatus {
+	t.Helper()
+	var st batch.TrainingJobStatus
+	eventually(t, 60*time.Second, name+" says it is queued", func() (bool, string) {
+		var err error
+		st, err = jobStatus(ctx, c, ns, name)
+		if err != nil {
+			return false, err.Error()
+		}
+		return st.Phase == batch.JobPending && condition(st, batch.ConditionInitialized) == "False/Queued", fmt.Sprintf("phase %q, Initialized %q", st.Phase, condition(st, batch.ConditionInitialized))
+	})
+	return st
+}
+
+func kueueT9kAdmitted(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	create(ctx, t, c, ns, queued(pyTorchJob("pt").Workers(1, sim("", "")).Obj(), ""))
+	create(ctx, t, c, ns, queued(tensorFlowJob("tf").Replica("chief", 1, sim("", "")).Replica("worker", 1, sim("", "")).Obj(), ""))
+	for _, j := range []string{"pt", "tf"} {
+		w := waitWorkload(ctx, t, c, ns, j, "exists, not admitted (its ClusterQueue does not exist yet)", func(w *unstructured.Unstructured) bool { return !admitted(w) })
+		sets, _, _ := unstructured.NestedSlice(w.Object, "spec", "podSets")
+		if len(sets) != 2 {
+			t.Errorf("%s's Workload has %d podSets; want one per replica type", j, len(sets))
+		}
+		st := waitQueued(ctx, t, c, ns, j)
+		t.Logf("%s waits: %s", j, meta(st, batch.ConditionInitialized))
+	}
+	noPodsFor(ctx, t, c, ns, "pt", 2*time.Second, "not admitted")
+	noPodsFor(ctx, t, c, ns, "tf", 0, "not admitted")
+	start := time.Now()
+	createKueue(ctx, t, c, clusterQueue(ns, 4, false))
+	for _, j := range []string{"pt", "tf"} {
+		waitWorkload(ctx, t, c, ns, j, "admitted", admitted)
+		onFlavorNodes(ctx, t, c, ns, j, 2)
+		waitPhase(ctx, t, c, ns, j, batch.JobRunning)
+	}
+	t.Logf("both jobs ran on the flavour's nodes %.1f s after their ClusterQueue was created", time.Since(start).Seconds())
+	w := waitWorkload(ctx, t, c, ns, "pt", "PodsReady", func(w *unstructured.Unstructured) bool {
+		return strings.HasPrefix(workloadCondition(w, "PodsReady"), "True/")
+	})
+	t.Logf("pt's Workload: PodsReady %s", workloadCondition(w, "PodsReady"))
+}
+
+func kueueT9kOverQuota(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	createKueue(ctx, t, c, clusterQueue(ns, 2, false))
+	create(ctx, t, c, ns, queued(pyTorchJob("first").Master(sim("6s", "0")).Workers(1, sim("", "")).Obj(), ""))
+	waitPhase(ctx, t, c, ns, "first", batch.JobRunning)
+	create(ctx, t, c, ns, queued(pyTorchJob("second").Workers(1, sim("", "")).Obj(), ""))
+	w := waitWorkload(ctx, t, c, ns, "second", "waits for quota", func(w *unstructured.Unstructured) bool {
+		return strings.HasPrefix(workloadCondition(w, "QuotaReserved"), "False/")
+	})
+	st := waitQueued(ctx, t, c, ns, "second")
+	t.Logf("the second job's Workload: QuotaReserved %s; the job says %s", workloadCondition(w, "QuotaReserved"), meta(st, batch.ConditionInitialized))
+	for st, _ := jobStatus(ctx, c, ns, "first"); st.Phase != batch.JobSucceeded; st, _ = jobStatus(ctx, c, ns, "first") {
+		if pods := kfPodsOf(ctx, t, c, ns, "second"); len(pods) > 0 {
+			t.Fatalf("the over-quota job has pods while the first holds the quota: %d", len(pods))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	done := time.Now()
+	waitWorkload(ctx, t, c, ns, "first", "Finished", func(w *unstructured.Unstructured) bool {
+		return workloadCondition(w, "Finished") == "True/Succeeded"
+	})
+	onFlavorNodes(ctx, t, c, ns, "second", 2)
+	waitPhase(ctx, t, c, ns, "second", batch.JobRunning)
+	t.Logf("the second job ran %.1f s after the first succeeded", time.Since(done).Seconds())
+}
+
+func kueueT9kPreempted(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	low, high := priorityClasses(ctx, t, c, ns)
+	createKueue(ctx, t, c, clusterQueue(ns, 2, true))
+	create(ctx, t, c, ns, queued(pyTorchJob("low").Workers(1, sim("", "")).WorkerPolicy(batch.RestartPolicyOnFailure).Obj(), low))
+	waitPhase(ctx, t, c, ns, "low", batch.JobRunning)
+	onFlavorNodes(ctx, t, c, ns, "low", 2)
+	before := kfPodsOf(ctx, t, c, ns, "low")
+	create(ctx, t, c, ns, queued(pyTorchJob("high").Master(sim("5s", "0")).Workers(1, sim("", "")).Obj(), high))
+	start := time.Now()
+	eventually(t, 60*time.Second, "the preempted job's pods are gone and it says it is queued", func() (bool, string) {
+		st, _ := jobStatus(ctx, c, ns, "low")
+		pods := kfPodsOf(ctx, t, c, ns, "low")
+		return len(pods) == 0 && condition(st, batch.ConditionInitialized) == "False/Queued", fmt.Sprintf("%d pods, %s", len(pods), meta(st, batch.ConditionInitialized))
+	})
+	t.Logf("the low-priority job's pods were gone %.1f s after the high-priority job was created", time.Since(start).Seconds())
+	waitPhase(ctx, t, c, ns, "high", batch.JobRunning)
+	onFlavorNodes(ctx, t, c, ns, "high", 2)
+	waitPhase(ctx, t, c, ns, "high", batch.JobSucceeded)
+	st := waitPhase(ctx, t, c, ns, "low", batch.JobRunning)
+	onFlavorNodes(ctx, t, c, ns, "low", 2)
+	for _, p := range kfPodsOf(ctx, t, c, ns, "low") {
+		for _, q := range before {
+			if p.UID == q.UID {
+				t.Errorf("pod %s survived the preemption", p.Name)
+			}
+		}
+	}
+	if st.BackoffCount != 0 {
+		t.Errorf("backoffCount %d after a preemption; a preemption is not a failure", st.BackoffCount)
+	}
+	for _, task := range st.Tasks {
+		if task.RestartCount != 0 {
+			t.Errorf("tasks[%s].restartCount %d after a preemption; want 0", task.Type, task.RestartCount)
+		}
+	}
+}
+
+func kueueT9kPaused(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	createKueue(ctx, t, c, clusterQueue(ns, 2, false))
+	create(ctx, t, c, ns, queued(pyTorchJob("paused").Workers(1, sim("", "")).Obj(), ""))
+	waitPhase(ctx, t, c, ns, "paused", batch.JobRunning)
+	create(ctx, t, c, ns, queued(pyTorchJob("next").Workers(1, sim("", "")).Obj(), ""))
+	waitQueued(ctx, t, c, ns, "next")
+	patchJob(ctx, t, c, ns, "paused", `{"spec":{"runMode":{"pause":{"enabled":true}}}}`)
+	waitPhase(ctx, t, c, ns, "paused", batch.JobPaused)
+	w := waitWorkload(ctx, t, c, ns, "paused", "deactivated, its quota released", func(w *unstructured.Unstructured) bool {
+		active, found, _ := unstructured.NestedBool(w.Object, "spec", "active")
+		return found && !active && !strings.HasPrefix(workloadCondition(w, "QuotaReserved"), "True/")
+	})
+	t.Logf("the paused job's Workload: active false, QuotaReserved %s, Evicted %s", workloadCondition(w, "QuotaReserved"), workloadCondition(w, "Evicted"))
+	waitPhase(ctx, t, c, ns, "next", batch.JobRunning)
+	onFlavorNodes(ctx, t, c, ns, "next", 2)
+	if st, _ := jobStatus(ctx, c, ns, "paused"); st.Phase != batch.JobPaused {
+		t.Errorf("the paused job is %s; a user's pause stays a pause", st.Phase)
+	}
+	patchJob(ctx, t, c, ns, "paused", `{"spec":{"runMode":{"pause":{"enabled":false}}}}`)
+	waitWorkload(ctx, t, c, ns, "paused", "active again", func(w *unstructured.Unstructured) bool {
+		active, found, _ := unstructured.NestedBool(w.Object, "spec", "active")
+		return !found || active
+	})
+	waitQueued(ctx, t, c, ns, "paused")
+	noPodsFor(ctx, t, c, ns, "paused", time.Second, "resumed while the other job holds the quota")
+	if err := c.Delete(ctx, &batch.PyTorchTrainingJob{ObjectMeta: objectMeta(ns, "next")}); err != nil {
+		t.Fatal(err)
+	}
+	waitPhase(ctx, t, c, ns, "paused", batch.JobRunning)
+	onFlavorNodes(ctx, t, c, ns, "paused", 2)
+}
+
+// priorityClasses creates a low and a high WorkloadPriorityClass for the feature.
+func priorityClasses(ctx context.Context, t *testing.T, c client.Client, ns string) (low, high string) {
+	low, high = ns+"-low", ns+"-high"
+	for name, value := range map[string]int64{low: 100, high: 1000} {
+		wpc := kueueObject("WorkloadPriorityClass", "", name, nil)
+		delete(wpc.Object, "spec")
+		wpc.Object["value"] = value
+		createKueue(ctx, t, c, wpc)
+		t.Cleanup(func() { _ = c.Delete(context.Background(), wpc) })
+	}
+	return low, high
+}
+
+// meta is "Status/Reason: message" of a job's condition.
+func meta(st batch.TrainingJobStatus, typ string) string {
+	for _, c := range st.Conditions {
+		if c.Type == typ {
+			return fmt.Sprintf("%s %s/%s: %s", typ, c.Status, c.Reason, c.Message)
+		}
+	}
+	return typ + " unset"
 }

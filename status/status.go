@@ -177,6 +177,8 @@ func conditions(st *batch.TrainingJobStatus, j *render.Job, d *render.Decisions,
 	switch {
 	case d.Blocked != nil:
 		setCondition(st, now, batch.ConditionInitialized, false, d.Blocked.Reason, d.Blocked.Message)
+	case d.Queued != nil:
+		setCondition(st, now, batch.ConditionInitialized, false, d.Queued.Reason, d.Queued.Message)
 	case d.StartTime != nil:
 		setCondition(st, now, batch.ConditionInitialized, true, batch.ReasonCreated, "the job's pods were created")
 	}
