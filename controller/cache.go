@@ -12,7 +12,7 @@ import (
 )
 
 // cacheOptions limit the operator's watches to the objects it owns (those carrying the
-// owner-kind label: pods, Services, Deployments, Kueue Workloads) and keep of each only what render and status read, so memory grows with
+// owner-kind label) and keep of each only what render and status read, so memory grows with
 // the jobs' pods, not with everything in the cluster.
 func cacheOptions() cache.Options {
 	owned, err := labels.NewRequirement(batch.LabelOwnerKind, selection.Exists, nil)
@@ -26,8 +26,6 @@ func cacheOptions() cache.Options {
 			&corev1.Pod{}:        {Label: selector, Transform: trimPodTransform},
 			&corev1.Service{}:    {Label: selector},
 			&appsv1.Deployment{}: {Label: selector, Transform: trimDeploymentTransform},
-			// Kueue Workloads: only those of the T9k jobs, which Trainyard creates.
-			newWorkload(): {Label: selector},
 		},
 	}
 }

@@ -3,40 +3,48 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 	"github.com/trainyard/trainyard/apis/kueue"
 	"github.com/trainyard/trainyard/render"
 )
 
 // kueueSync carries out the T9k kinds' side of Kueue's job protocol, which render decides
 // (render/queue.go): it observes a queued job's Workload, the ResourceFlavors of its admission and
-// its priority class, and makes the Workload what render's decisions say. Workloads are read from
-// the cache (only those carrying Trainyard's owner-kind label are cached); the job's controller
-// watches them once Kueue's CRD is installed, so an admission or an eviction wakes the job.
+// its priority class, and makes the Workload what render's decisions say. Kueue's objects are read
+// from a cache of their own (kueueCache), started once Kueue's CRD is installed; the job's
+// controller then watches Workloads, so an admission or an eviction wakes the job.
 type kueueSync struct {
 	client client.Client
-	// cache reads the Kueue objects, which travel as unstructured and which the manager's client
-	// would otherwise read from the API server.
-	cache client.Reader
-	kind  jobKind
-	// watch starts the Workload watch of the job's controller.
-	watch func() error
+	// reader reads PriorityClasses (the manager's cache).
+	reader client.Reader
+	caches *kueueCache
+	kind   jobKind
+	// watch starts the Workload watch of the job's controller, on Kueue's cache.
+	watch func(cache.Cache) error
+	// cache is Kueue's cache once the watch is started.
+	cache cache.Cache
 
 	mu       sync.Mutex
 	watching bool
@@ -46,14 +54,57 @@ type kueueSync struct {
 }
 
 // newKueueSync wires Kueue's protocol into the controller c of a T9k kind.
-func newKueueSync(mgr ctrl.Manager, c controller.Controller, kind jobKind) *kueueSync {
+func newKueueSync(mgr ctrl.Manager, caches *kueueCache, c controller.Controller, kind jobKind) *kueueSync {
 	return &kueueSync{
-		client: mgr.GetClient(), cache: mgr.GetCache(), kind: kind, patched: map[types.UID]string{},
-		watch: func() error {
-			return c.Watch(source.Kind[client.Object](mgr.GetCache(), newWorkload(),
+		client: mgr.GetClient(), reader: mgr.GetCache(), caches: caches, kind: kind, patched: map[types.UID]string{},
+		watch: func(kc cache.Cache) error {
+			return c.Watch(source.Kind[client.Object](kc, newWorkload(),
 				handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), kind.newJob(), handler.OnlyControllerOwner())))
 		},
 	}
+}
+
+// kueueCache is the cache of Kueue's objects, shared by the T9k kinds. Note: it is made only once
+// Kueue's CRD is installed, and added to the running manager then: the manager's own cache cannot
+// be told about a kind the API server does not serve (it fails to start), and Kueue may be
+// installed after the operator. Workloads are cached only when they carry Trainyard's owner-kind
+// label (those of the T9k jobs); ResourceFlavors and WorkloadPriorityClasses, few and small, all.
+type kueueCache struct {
+	mgr   ctrl.Manager
+	mu    sync.Mutex
+	cache cache.Cache
+}
+
+// get returns the started and synced cache, making it on first use.
+func (k *kueueCache) get(ctx context.Context) (cache.Cache, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.cache != nil {
+		return k.cache, nil
+	}
+	owned, err := labels.NewRequirement(batch.LabelOwnerKind, selection.Exists, nil)
+	if err != nil {
+		return nil, err
+	}
+	c, err := cache.New(k.mgr.GetConfig(), cache.Options{
+		Scheme:           k.mgr.GetScheme(),
+		Mapper:           k.mgr.GetRESTMapper(),
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject:         map[client.Object]cache.ByObject{newWorkload(): {Label: labels.NewSelector().Add(*owned)}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("making the cache of Kueue's objects: %w", err)
+	}
+	if err := k.mgr.Add(c); err != nil {
+		return nil, err
+	}
+	wait, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if !c.WaitForCacheSync(wait) {
+		return nil, errors.New("the cache of Kueue's objects did not start")
+	}
+	k.cache = c
+	return c, nil
 }
 
 func newWorkload() *unstructured.Unstructured {
@@ -68,7 +119,7 @@ func (k *kueueSync) observe(ctx context.Context, job client.Object, model *rende
 	if k == nil || model.Queue == nil || !installed[kueue.WorkloadCRD] {
 		return nil, nil, nil
 	}
-	if err := k.ensureWatch(); err != nil {
+	if err := k.ensureWatch(ctx); err != nil {
 		return nil, nil, err
 	}
 	obs := &render.KueueObservation{Flavors: map[string]*kueue.ResourceFlavor{}}
@@ -123,16 +174,20 @@ func (k *kueueSync) observe(ctx context.Context, job client.Object, model *rende
 }
 
 // ensureWatch starts the watch of Workloads for the job's controller, once.
-func (k *kueueSync) ensureWatch() error {
+func (k *kueueSync) ensureWatch(ctx context.Context) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.watching {
 		return nil
 	}
-	if err := k.watch(); err != nil {
+	c, err := k.caches.get(ctx)
+	if err != nil {
+		return err
+	}
+	if err := k.watch(c); err != nil {
 		return fmt.Errorf("watching Kueue Workloads: %w", err)
 	}
-	k.watching = true
+	k.cache, k.watching = c, true
 	return nil
 }
 
@@ -140,7 +195,7 @@ func (k *kueueSync) ensureWatch() error {
 func (k *kueueSync) priorityValue(ctx context.Context, ref kueue.PriorityClassRef) (int32, bool, error) {
 	if ref.Group == kueue.PriorityClassGroupPod {
 		var pc schedulingv1.PriorityClass
-		switch err := k.cache.Get(ctx, types.NamespacedName{Name: ref.Name}, &pc); {
+		switch err := k.reader.Get(ctx, types.NamespacedName{Name: ref.Name}, &pc); {
 		case apierrors.IsNotFound(err):
 			return 0, false, nil
 		case err != nil:
@@ -171,8 +226,8 @@ func (k *kueueSync) sync(ctx context.Context, job client.Object, out *render.Out
 	switch {
 	case d.Create && out.Workload != nil:
 		err := k.client.Create(ctx, out.Workload.DeepCopy(), client.FieldOwner(FieldManager))
-		if apierrors.IsAlreadyExists(err) {
-			return nil // the cache has not shown it yet
+		if apierrors.IsAlreadyExists(err) || namespaceTerminating(err) {
+			return nil // the cache has not shown it yet, or the namespace (the job with it) is going
 		}
 		if err == nil {
 			logger.V(1).Info("created the job's Kueue Workload")

@@ -49,6 +49,8 @@ type shared struct {
 	exp     *apply.Expectations
 	metrics *metrics
 	crds    *crdTracker
+	// kueue is the cache of Kueue's objects, made once Kueue is installed (kueue.go).
+	kueue *kueueCache
 }
 
 func newShared(c client.Client) *shared {
@@ -98,7 +100,10 @@ func setupJobController(mgr ctrl.Manager, s *shared, kind jobKind, o Options) er
 		return err
 	}
 	if kind.gvk.Group == batch.GroupVersion.Group {
-		r.kueue = newKueueSync(mgr, c, kind) // Kueue runs the kubeflow.org kinds itself
+		if s.kueue == nil {
+			s.kueue = &kueueCache{mgr: mgr}
+		}
+		r.kueue = newKueueSync(mgr, s.kueue, c, kind) // Kueue runs the kubeflow.org kinds itself
 	}
 	return nil
 }
