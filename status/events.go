@@ -93,6 +93,10 @@ func events(r Round) []Event {
 	if d.Blocked != nil && r.Written && !blockedBy(r.Prev, d.Blocked.Reason) {
 		ev = append(ev, Event{corev1.EventTypeWarning, d.Blocked.Reason, d.Blocked.Message})
 	}
+	// Kueue's hold is no fault: a Normal event when the job starts waiting for its queue.
+	if d.Queued != nil && r.Written && !blockedBy(r.Prev, d.Queued.Reason) && !(r.Prev.Phase != r.Next.Phase && r.Prev.Phase != "") {
+		ev = append(ev, Event{corev1.EventTypeNormal, d.Queued.Reason, d.Queued.Message})
+	}
 	// A new job's first phase, Pending, is no change worth an event: PodsCreated says it.
 	newPending := r.Prev.Phase == "" && r.Next.Phase == batch.JobPending
 	if r.Written && r.Prev.Phase != r.Next.Phase && !newPending {
