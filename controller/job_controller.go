@@ -140,6 +140,7 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	model = render.AdmittedJob(model, queued) // the size Kueue admitted, for status as for render
 	out, renderErr := render.Render(render.Input{Job: model, Pods: pods, InstalledCRDs: installed, Kueue: queued, Now: now, ClusterDomain: r.clusterDomain, OnlyPodsToCreate: true})
 
 	if renderErr == nil && r.recreating(ctx, job, &model, out) && !r.stillExists(ctx, job) {

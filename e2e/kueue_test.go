@@ -37,6 +37,7 @@ func TestKueue(t *testing.T) {
 		kueueFeature("an over-quota PyTorchTrainingJob waits with no pod; the quota is released when the first job succeeds and the second is admitted", "kq-t9k-quota", kueueT9kOverQuota),
 		kueueFeature("a lower-priority PyTorchTrainingJob is preempted (pods gone, no restart counted) and resumed when the higher-priority one finishes", "kq-t9k-preempt", kueueT9kPreempted),
 		kueueFeature("pausing a queued PyTorchTrainingJob deactivates its Workload, freeing the quota for another job; resumed, it queues again", "kq-t9k-pause", kueueT9kPaused),
+		kueueFeature("an elastic PyTorchTrainingJob asking more than the quota is admitted partially, down to minReplicas, and runs with the admitted pods", "kq-t9k-partial", kueueT9kPartial),
 	)
 }
 
@@ -535,4 +536,35 @@ func meta(st batch.TrainingJobStatus, typ string) string {
 		}
 	}
 	return typ + " unset"
+}
+
+func kueueT9kPartial(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	createKueue(ctx, t, c, clusterQueue(ns, 2, false))
+	job := queued(pyTorchJob("el").Workers(1, sim("", "")).Obj(), "").(*batch.PyTorchTrainingJob)
+	job.Spec.ReplicaSpecs[1].ScalingWeight = ptr(int32(1))
+	job.Spec.TorchrunConfig = &batch.TorchrunConfig{Enabled: ptr(true)}
+	job.Spec.Elastic = &batch.ElasticConfig{Enabled: ptr(true), MinReplicas: ptr(int32(2)), MaxReplicas: ptr(int32(4))}
+	create(ctx, t, c, ns, job)
+	w := waitWorkload(ctx, t, c, ns, "el", "admitted", admitted)
+	sets, _, _ := unstructured.NestedSlice(w.Object, "spec", "podSets")
+	var asked []string
+	for _, s := range sets {
+		m := s.(map[string]any)
+		asked = append(asked, fmt.Sprintf("%v %v (minCount %v)", m["name"], m["count"], m["minCount"]))
+	}
+	t.Logf("the Workload asks %s", strings.Join(asked, ", "))
+	onFlavorNodes(ctx, t, c, ns, "el", 2)
+	st := waitPhase(ctx, t, c, ns, "el", batch.JobRunning)
+	if st.DesiredReplicas != 2 {
+		t.Errorf("desiredReplicas %d; want the 2 Kueue admitted", st.DesiredReplicas)
+	}
+	for _, p := range kfPodsOf(ctx, t, c, ns, "el") {
+		if got := envOf(p, "WORLD_SIZE"); got != "2" {
+			t.Errorf("%s: WORLD_SIZE %q; want 2, the admitted size", p.Name, got)
+		}
+	}
+	time.Sleep(time.Second)
+	if wls := workloadsOf(ctx, t, c, ns, "el"); len(wls) != 1 || wls[0].GetUID() != w.GetUID() {
+		t.Errorf("the Workload was replaced after the partial admission: %d Workloads", len(wls))
+	}
 }

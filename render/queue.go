@@ -46,6 +46,9 @@ type Queue struct {
 	Name string
 	// PriorityClass is the WorkloadPriorityClass (kueue.x-k8s.io/priority-class), if any.
 	PriorityClass string
+	// Requested is the pod count an elastic job asked for when Kueue admitted fewer (partial
+	// admission, AdmittedJob): the job runs with what was admitted, its Workload keeps asking this.
+	Requested int32
 }
 
 // KueueObservation is what the controller observed for a queued job.
@@ -306,6 +309,64 @@ func (r *renderer) applyAdmission(t *ReplicaType, pod *corev1.Pod) {
 	pod.Spec.Tolerations = addTolerations(pod.Spec.Tolerations, info.tolerations)
 }
 
+// elasticPodSet is the index of the replica type an elastic job grows and shrinks by (the one its
+// elastic split sizes), or -1 when it has none or several: Kueue's partial admission lets one
+// podSet only have a minCount.
+func elasticPodSet(j *Job) int {
+	if j.Elastic == nil {
+		return -1
+	}
+	sized := -1
+	weighted := slices.ContainsFunc(j.Replicas, func(t ReplicaType) bool { return t.ScalingWeight > 0 })
+	for i, t := range j.Replicas {
+		if (weighted && t.ScalingWeight > 0) || (!weighted && t.Type != batch.PyTorchReplicaMaster) {
+			if sized >= 0 {
+				return -1
+			}
+			sized = i
+		}
+	}
+	return sized
+}
+
+// requestedReplicas are the replica types as the job asks Kueue for them: an elastic job admitted
+// partially asks for its expected size still.
+func requestedReplicas(j *Job) []ReplicaType {
+	if j.Queue == nil || j.Queue.Requested == 0 || j.Elastic == nil {
+		return j.Replicas
+	}
+	return splitElastic(j.Replicas, j.Queue.Requested)
+}
+
+// AdmittedJob is j sized to what Kueue admitted: an elastic job whose Workload was admitted with
+// fewer pods than asked (partial admission, by the minCount of its elastic podSet) runs with the
+// admitted count, split as elastic jobs are, and its Queue.Requested keeps what it asked. Render
+// applies it; the controller applies it to the model the status is derived from. Applying it
+// twice changes nothing.
+func AdmittedJob(j Job, k *KueueObservation) Job {
+	i := elasticPodSet(&j)
+	if j.Queue == nil || j.Queue.Requested != 0 || i < 0 || k == nil || k.Workload == nil || k.Workload.Status.Admission == nil {
+		return j
+	}
+	w := k.Workload
+	typ := j.Replicas[i].Type
+	ps := slices.IndexFunc(w.Spec.PodSets, func(p kueue.PodSet) bool { return p.Name == typ })
+	as := slices.IndexFunc(w.Status.Admission.PodSetAssignments, func(a kueue.PodSetAssignment) bool { return a.Name == typ })
+	if ps < 0 || as < 0 || w.Status.Admission.PodSetAssignments[as].Count == nil {
+		return j
+	}
+	short := w.Spec.PodSets[ps].Count - *w.Status.Admission.PodSetAssignments[as].Count
+	if short <= 0 || w.Spec.PodSets[ps].Count != j.Replicas[i].Replicas {
+		return j
+	}
+	q, e := *j.Queue, *j.Elastic
+	q.Requested = e.Expected
+	e.Expected = max(e.Expected-short, e.Min)
+	j.Queue, j.Elastic = &q, &e
+	j.Replicas = splitElastic(j.Replicas, e.Expected)
+	return j
+}
+
 // desiredWorkload is the Workload that represents the job in its queue.
 func (r *renderer) desiredWorkload() *kueue.Workload {
 	j := r.job
@@ -329,8 +390,21 @@ func (r *renderer) desiredWorkload() *kueue.Workload {
 		ref := p.Ref
 		w.Spec.PriorityClassRef, w.Spec.Priority = &ref, ptr(p.Value)
 	}
-	for _, t := range j.Replicas {
+	requested := requestedReplicas(j)
+	for _, t := range requested {
 		w.Spec.PodSets = append(w.Spec.PodSets, kueue.PodSet{Name: t.Type, Count: t.Replicas, Template: *t.Template.DeepCopy()})
+	}
+	// An elastic job may start with fewer pods than it asks, down to minReplicas: its elastic
+	// podSet's minCount (Kueue admits partially only with its PartialAdmission feature, on by
+	// default, and drops minCount without it).
+	if i := elasticPodSet(j); i >= 0 {
+		asked := j.Elastic.Expected
+		if j.Queue.Requested != 0 {
+			asked = j.Queue.Requested
+		}
+		if least := max(requested[i].Replicas-(asked-j.Elastic.Min), 1); least < requested[i].Replicas {
+			w.Spec.PodSets[i].MinCount = ptr(least)
+		}
 	}
 	return w
 }
@@ -338,10 +412,11 @@ func (r *renderer) desiredWorkload() *kueue.Workload {
 // staleWorkload reports whether the observed Workload asks for other pod sets (names and counts)
 // or another queue than the job now wants: the job was scaled or moved to another queue.
 func (r *renderer) staleWorkload(w *kueue.Workload) bool {
-	if w.Spec.QueueName != r.job.Queue.Name || len(w.Spec.PodSets) != len(r.job.Replicas) {
+	requested := requestedReplicas(r.job)
+	if w.Spec.QueueName != r.job.Queue.Name || len(w.Spec.PodSets) != len(requested) {
 		return true
 	}
-	for i, t := range r.job.Replicas {
+	for i, t := range requested {
 		if ps := w.Spec.PodSets[i]; ps.Name != t.Type || ps.Count != t.Replicas {
 			return true
 		}

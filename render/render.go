@@ -131,6 +131,7 @@ func Render(in Input) (*Output, error) {
 	if err := Validate(&in.Job); err != nil {
 		return nil, err
 	}
+	in.Job = AdmittedJob(in.Job, in.Kueue)
 	r := newRenderer(in)
 	r.decide()
 	r.build()
