@@ -41,7 +41,7 @@ image: ## Write the operator's image to bin/trainyard-image.tar with no containe
 	@echo "wrote $(IMAGE_TAR): $(IMAGE), linux/$(IMAGE_ARCH)"
 
 .PHONY: tools
-tools: ## Build the pinned control plane and generators into the cache (~/.cache/trainyard).
+tools: ## Build the pinned control plane, generators and Kueue (for e2e) into the cache (~/.cache/trainyard).
 	hack/tools.sh all
 
 .PHONY: generate
