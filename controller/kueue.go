@@ -224,8 +224,8 @@ func (k *kueueSync) sync(ctx context.Context, job client.Object, out *render.Out
 	d := out.Decisions.Kueue
 	logger := log.FromContext(ctx).WithValues("workload", d.Workload)
 	switch {
-	case d.Create && out.Workload != nil:
-		err := k.client.Create(ctx, out.Workload.DeepCopy(), client.FieldOwner(FieldManager))
+	case d.Create && out.KueueWorkload != nil:
+		err := k.client.Create(ctx, out.KueueWorkload.DeepCopy(), client.FieldOwner(FieldManager))
 		if apierrors.IsAlreadyExists(err) || namespaceTerminating(err) {
 			return nil // the cache has not shown it yet, or the namespace (the job with it) is going
 		}

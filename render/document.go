@@ -108,8 +108,8 @@ func ReadObserved(data []byte) (pods []corev1.Pod, crds map[string]bool, err err
 // final document made of comments, so that the whole stream can go to `kubectl apply`.
 func Print(out *Output) ([]byte, error) {
 	var objs []runtime.Object
-	if out.Workload != nil {
-		objs = append(objs, out.Workload)
+	if out.KueueWorkload != nil {
+		objs = append(objs, out.KueueWorkload)
 	}
 	if out.PodGroup != nil {
 		objs = append(objs, out.PodGroup)

@@ -75,7 +75,7 @@ type KueueDecisions struct {
 	Workload string `json:"workload"`
 	// Admitted: the Workload is admitted, so the job's pods may exist.
 	Admitted bool `json:"admitted"`
-	// Create: no Workload exists; Output.Workload is to be created.
+	// Create: no Workload exists; Output.KueueWorkload is to be created.
 	Create bool `json:"create,omitempty"`
 	// Replace: the Workload asks for other pod sets or another queue than the job now wants; it is
 	// deleted (and created anew in a later round).
@@ -444,7 +444,7 @@ func (r *renderer) kueueDecisions() {
 		}
 		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(desired)
 		if err == nil {
-			r.out.Workload = &unstructured.Unstructured{Object: u}
+			r.out.KueueWorkload = &unstructured.Unstructured{Object: u}
 		}
 	}
 	if w == nil {

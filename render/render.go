@@ -15,9 +15,9 @@ import (
 
 // Output is the complete desired state of one job and the decisions behind it.
 type Output struct {
-	// Workload is the Kueue Workload of a queued job (queue.go) while it can still run; the
+	// KueueWorkload is the Kueue Workload of a queued job (queue.go) while it can still run; the
 	// controller creates it when Decisions.Kueue says so.
-	Workload *unstructured.Unstructured
+	KueueWorkload *unstructured.Unstructured
 	// PodGroup is set when a gang scheduler is chosen and the job has pods to schedule.
 	PodGroup *unstructured.Unstructured
 	// Service is the job's headless Service; nil once the job is finished and no pod is left, and
