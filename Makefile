@@ -41,7 +41,7 @@ image: ## Write the operator's image to bin/trainyard-image.tar with no containe
 	@echo "wrote $(IMAGE_TAR): $(IMAGE), linux/$(IMAGE_ARCH)"
 
 .PHONY: tools
-tools: ## Build the pinned control plane, generators and the e2e gang scheduler (scheduler-plugins) into the cache (~/.cache/trainyard).
+tools: ## Build the pinned control plane, generators and the e2e suite's scheduler-plugins and Kueue into the cache (~/.cache/trainyard).
 	hack/tools.sh all
 
 .PHONY: generate

@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/trainyard/trainyard/apis/kueue"
 	"github.com/trainyard/trainyard/render"
 )
 
@@ -55,12 +56,20 @@ func runRender(args []string, stdout, stderr io.Writer) error {
 			in.InstalledCRDs[crd] = true
 		}
 		in.InstalledCRDs[render.KubernetesPodGroupAPI] = true
+		// Likewise Kueue counts as installed: a queued job shows the Workload it would get.
+		in.InstalledCRDs[kueue.WorkloadCRD] = true
+		if job.Queue != nil {
+			in.Kueue = &render.KueueObservation{}
+		}
 	} else {
 		data, err := readFile(*observed)
 		if err != nil {
 			return err
 		}
 		if in.Pods, in.InstalledCRDs, err = render.ReadObserved(data); err != nil {
+			return fmt.Errorf("%s: %w", *observed, err)
+		}
+		if in.Kueue, err = render.ReadObservedKueue(data, &in.Job); err != nil {
 			return fmt.Errorf("%s: %w", *observed, err)
 		}
 	}

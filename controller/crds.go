@@ -16,11 +16,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/trainyard/trainyard/apis/kueue"
 	"github.com/trainyard/trainyard/render"
 )
 
-// crdTracker knows which PodGroup CRDs are installed, from a metadata-only watch of
-// CustomResourceDefinitions, and wakes the jobs of a kind when one appears or goes.
+// crdTracker knows which PodGroup CRDs (and Kueue's Workload CRD) are installed, from a
+// metadata-only watch of CustomResourceDefinitions, and wakes the jobs of a kind when one appears
+// or goes.
 type crdTracker struct {
 	mu  sync.RWMutex
 	set map[string]bool
@@ -63,7 +65,7 @@ func (t *crdTracker) discoverBuiltin(mapper meta.RESTMapper) error {
 // comes or goes; gating the wake on "this call changed the set" woke only the kind whose handler
 // happened to run first.
 func (t *crdTracker) update(name string, present bool) bool {
-	if !slices.Contains(render.PodGroupCRDs(), name) {
+	if !slices.Contains(render.PodGroupCRDs(), name) && name != kueue.WorkloadCRD {
 		return false
 	}
 	t.mu.Lock()

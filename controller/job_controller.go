@@ -47,6 +47,9 @@ type jobReconciler struct {
 	recorder events.EventRecorder
 	metrics  *metrics
 	crds     *crdTracker
+	// kueue runs Kueue's job protocol for a T9k kind's queued jobs (nil for the Kubeflow kinds,
+	// which Kueue runs itself).
+	kueue *kueueSync
 	// createParallelism bounds the pod creations (and deletions) in flight for one job.
 	createParallelism int
 	// statusInterval is the least time between two status writes of a job that change only
@@ -136,7 +139,13 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		return ctrl.Result{}, err
 	}
 	pods = apply.Observe(r.exp, string(uid), pods, now)
-	out, renderErr := render.Render(render.Input{Job: model, Pods: pods, InstalledCRDs: r.crds.installed(), Now: now, ClusterDomain: r.clusterDomain, OnlyPodsToCreate: true})
+	installed := r.crds.installed()
+	queued, workload, err := r.kueue.observe(ctx, job, &model, installed)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	model = render.AdmittedJob(model, queued) // the size Kueue admitted, for status as for render
+	out, renderErr := render.Render(render.Input{Job: model, Pods: pods, InstalledCRDs: installed, Kueue: queued, Now: now, ClusterDomain: r.clusterDomain, OnlyPodsToCreate: true})
 
 	if renderErr == nil && r.recreating(ctx, job, &model, out) && !r.stillExists(ctx, job) {
 		logger.V(1).Info("the job is gone; its cache entry is stale")
@@ -187,6 +196,7 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 			return ctrl.Result{}, act.err
 		}
 		r.rememberCreate(uid, act.created, act.createErr)
+		act.err = errors.Join(act.err, r.kueue.sync(ctx, job, out, workload))
 	}
 	if !finishing {
 		if written, wait, err = r.writeStatus(ctx, job, &model, &current, &next, now); err != nil {
@@ -704,6 +714,7 @@ func (r *jobReconciler) forget(name types.NamespacedName) {
 	if ok {
 		r.exp.Forget(string(uid))
 		r.metrics.forget(uid)
+		r.kueue.forget(uid)
 	}
 }
 

@@ -4,7 +4,9 @@ package controller
 // kustomize/rbac/role.yaml. Pods are created (POST) and deleted, never updated; the Service,
 // Deployment and PodGroup are written by server-side apply (patch, and create when the apply
 // creates); jobs are only read, their status patched, and their finalizers updated (owner
-// references with blockOwnerDeletion need it). PodGroups are read uncached (get only). No
+// references with blockOwnerDeletion need it). PodGroups are read uncached (get only). A T9k job
+// under Kueue has a Workload, created, patched (spec.active and status, by merge patch) and
+// deleted; ResourceFlavors and priority classes are only read. No
 // Secrets, ConfigMaps or cluster-scoped writes. The e2e suite runs the operator under exactly
 // this role (a ServiceAccount token), and checks `kubectl auth can-i --list` against
 // e2e/testdata/rbac-can-i.txt.
@@ -20,3 +22,7 @@ package controller
 // +kubebuilder:rbac:groups=scheduler.tensorstack.dev;scheduling.volcano.sh;scheduling.x-k8s.io,resources=podgroups,verbs=get;create;patch;delete
 // +kubebuilder:rbac:groups=scheduling.k8s.io,resources=workloads;podgroups,verbs=get;create;patch;delete
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads/status,verbs=get;patch
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=resourceflavors;workloadpriorityclasses,verbs=get;list;watch
+// +kubebuilder:rbac:groups=scheduling.k8s.io,resources=priorityclasses,verbs=get;list;watch

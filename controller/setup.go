@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 	"github.com/trainyard/trainyard/apply"
 )
 
@@ -48,6 +49,8 @@ type shared struct {
 	exp     *apply.Expectations
 	metrics *metrics
 	crds    *crdTracker
+	// kueue is the cache of Kueue's objects, made once Kueue is installed (kueue.go).
+	kueue *kueueCache
 }
 
 func newShared(c client.Client) *shared {
@@ -84,7 +87,7 @@ func setupJobController(mgr ctrl.Manager, s *shared, kind jobKind, o Options) er
 	// The operator's own status writes change neither generation, labels nor annotations, so
 	// they wake no reconcile; spec edits, /scale, and annotations (a forced reconcile) do.
 	jobChanged := predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{})
-	return ctrl.NewControllerManagedBy(mgr).
+	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named(kind.gvk.Kind).
 		For(kind.newJob(), builder.WithPredicates(jobChanged)).
 		Owns(&corev1.Pod{}, builder.WithPredicates(podChanged())).
@@ -92,7 +95,17 @@ func setupJobController(mgr ctrl.Manager, s *shared, kind jobKind, o Options) er
 		Owns(&appsv1.Deployment{}).
 		WatchesMetadata(&apiextensionsv1.CustomResourceDefinition{}, s.crds.handler(jobRequests(mgr.GetClient(), kind))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: o.MaxConcurrentReconciles}).
-		Complete(r)
+		Build(r)
+	if err != nil {
+		return err
+	}
+	if kind.gvk.Group == batch.GroupVersion.Group {
+		if s.kueue == nil {
+			s.kueue = &kueueCache{mgr: mgr}
+		}
+		r.kueue = newKueueSync(mgr, s.kueue, c, kind) // Kueue runs the kubeflow.org kinds itself
+	}
+	return nil
 }
 
 // podChanged passes pod updates that change what the (trimmed) cache holds, beside the

@@ -8,7 +8,7 @@
 //	kind             a kind cluster (needs Docker; for laptops)
 //	existing         the cluster of $KUBECONFIG, left as it is
 //
-// Features carry labels (area=api, area=render, area=operator, area=gang) so a subset can be chosen with
+// Features carry labels (area=api, area=render, area=operator, area=gang, area=kueue) so a subset can be chosen with
 // e2e-framework's --labels flag: go test -tags e2e ./e2e/... -args --labels=area=api
 package e2e
 
@@ -81,8 +81,8 @@ func TestMain(m *testing.M) {
 	if a := os.Getenv("E2E_AUDIT_LOG"); a != "" {
 		auditLog = a
 	}
-	testenv.Setup(installCRDs, startSchedulerPlugins, installOperatorRBAC, startSharedOperator)
-	testenv.Finish(stopSharedOperator, stopSchedulerPlugins, uninstallOperatorRBAC, uninstallCRDs)
+	testenv.Setup(installCRDs, startSchedulerPlugins, installOperatorRBAC, startKueue, startSharedOperator)
+	testenv.Finish(stopSharedOperator, stopKueue, stopSchedulerPlugins, uninstallOperatorRBAC, uninstallCRDs)
 	if clusterDown != nil {
 		testenv.Finish(clusterDown)
 	}

@@ -2,7 +2,7 @@
 # Builds the pinned control plane and code generators into the version-keyed cache
 # (hack/versions.sh), from the Go module proxy only. Whatever is already there is kept.
 #
-#   hack/tools.sh [all|kube|etcd|kwok|scheduler-plugins|controller-gen|envtest]
+#   hack/tools.sh [all|kube|etcd|kwok|scheduler-plugins|kueue|controller-gen|envtest]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/versions.sh"
@@ -125,6 +125,29 @@ build_scheduler_plugins() {
   log "scheduler-plugins $SCHEDULER_PLUGINS_VERSION built in $((SECONDS - t))s"
 }
 
+# Kueue's manager, from a wrapper module like etcd's. Note: `go install ...@version` would also
+# ask the proxy for the module's version list (to report a deprecation), which it refuses.
+build_kueue() {
+  if [ -x "$KUEUE_BIN/kueue" ] && [ -f "$KUEUE_BIN/webhook/manifests.yaml" ]; then log "kueue $KUEUE_VERSION found in cache"; return; fi
+  local d=$TRAINYARD_CACHE/src/kueue-$KUEUE_VERSION t=$SECONDS src
+  src=$(go mod download -json "sigs.k8s.io/kueue@$KUEUE_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+  # Its CRDs and webhook manifest come from the same module, beside the binary.
+  mkdir -p "$KUEUE_BIN/crd" "$KUEUE_BIN/webhook"
+  install -m 0644 "$src"/config/components/crd/bases/*.yaml "$KUEUE_BIN/crd/"
+  install -m 0644 "$src/config/components/webhook/manifests.yaml" "$KUEUE_BIN/webhook/"
+  if [ -x "$KUEUE_BIN/kueue" ]; then return; fi
+  wrapper "$d" trainyard.local/kueue
+  printf '//go:build tools\n\npackage tools\n\nimport _ "sigs.k8s.io/kueue/cmd/kueue"\n' >"$d/tools.go"
+  grep -q "sigs.k8s.io/kueue $KUEUE_VERSION" "$d/go.mod" || printf '\nrequire sigs.k8s.io/kueue %s\n' "$KUEUE_VERSION" >>"$d/go.mod"
+  # Kueue's own go.sum vouches for its dependencies: one of them
+  # (sigs.k8s.io/scheduler-library v0.1.0-alpha1) is unknown to the checksum database.
+  [ -f "$d/go.sum" ] || cp "$src/go.sum" "$d/go.sum"
+  log "building kueue $KUEUE_VERSION (cold: about 4 minutes on 2 cores)"
+  (cd "$d" && go mod tidy && go build -trimpath -o "$KUEUE_BIN/kueue.tmp" sigs.k8s.io/kueue/cmd/kueue)
+  mv "$KUEUE_BIN/kueue.tmp" "$KUEUE_BIN/kueue"
+  log "kueue $KUEUE_VERSION built in $((SECONDS - t))s"
+}
+
 build_controller_gen() {
   if [ -x "$CONTROLLER_GEN" ]; then return; fi
   local t=$SECONDS
@@ -143,12 +166,13 @@ envtest_assets() {
 }
 
 case "${1:-all}" in
-  all) build_controller_gen; build_kwok; envtest_assets; build_scheduler_plugins ;;
+  all) build_controller_gen; build_kwok; envtest_assets; build_scheduler_plugins; build_kueue ;;
   kube) build_kube ;;
   etcd) build_etcd ;;
   kwok) build_kwok ;;
   scheduler-plugins) build_scheduler_plugins ;;
+  kueue) build_kueue ;;
   controller-gen) build_controller_gen ;;
   envtest) envtest_assets ;;
-  *) echo "usage: $0 [all|kube|etcd|kwok|scheduler-plugins|controller-gen|envtest]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|kube|etcd|kwok|scheduler-plugins|kueue|controller-gen|envtest]" >&2; exit 2 ;;
 esac

@@ -7,6 +7,8 @@ CONTROLLER_TOOLS_VERSION=v0.23.0
 # The e2e suite's second scheduler: scheduler-plugins' kube-scheduler (Coscheduling) and its
 # PodGroup controller, built against its own Kubernetes libraries (v1.32).
 SCHEDULER_PLUGINS_VERSION=v0.32.7
+# Kueue's manager, run by the e2e suite beside the operator (e2e/kueue_test.go).
+KUEUE_VERSION=v0.19.2
 
 # Built binaries live outside the repo, keyed by version, so a second run costs nothing.
 TRAINYARD_CACHE=${TRAINYARD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/trainyard}
@@ -14,6 +16,7 @@ KUBE_BIN=$TRAINYARD_CACHE/kubernetes-$KUBE_VERSION
 ETCD_BIN=$TRAINYARD_CACHE/etcd-$ETCD_VERSION
 KWOK_BIN=$TRAINYARD_CACHE/kwok-$KWOK_VERSION
 SCHEDULER_PLUGINS_BIN=$TRAINYARD_CACHE/scheduler-plugins-$SCHEDULER_PLUGINS_VERSION
+KUEUE_BIN=$TRAINYARD_CACHE/kueue-$KUEUE_VERSION
 CONTROLLER_GEN=$TRAINYARD_CACHE/controller-tools-$CONTROLLER_TOOLS_VERSION/controller-gen
 # envtest wants etcd and kube-apiserver in one folder.
 ENVTEST_ASSETS=$TRAINYARD_CACHE/envtest-$KUBE_VERSION-$ETCD_VERSION

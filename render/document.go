@@ -16,6 +16,7 @@ import (
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
+	"github.com/trainyard/trainyard/apis/kueue"
 )
 
 // ReadJob decodes one job manifest of a kind Trainyard serves. Unknown fields are errors, so a
@@ -98,19 +99,24 @@ func ReadObserved(data []byte) (pods []corev1.Pod, crds map[string]bool, err err
 			if u.GetName() == kubernetesGang.gv.Version+"."+kubernetesGang.gv.Group {
 				crds[KubernetesPodGroupAPI] = true
 			}
+		case kueue.KindWorkload, kueue.KindResourceFlavor, kueue.KindWorkloadPriorityClass, "PriorityClass":
+			// Kueue's objects: ReadObservedKueue reads them.
 		default:
-			return nil, nil, fmt.Errorf("observed document %d: kind %q is not one render reads (Pod, CustomResourceDefinition, APIService)", i+1, u.GetKind())
+			return nil, nil, fmt.Errorf("observed document %d: kind %q is not one render reads (Pod, CustomResourceDefinition, APIService, Kueue's Workload, ResourceFlavor, WorkloadPriorityClass, PriorityClass)", i+1, u.GetKind())
 		}
 	}
 	return pods, crds, nil
 }
 
-// Print writes the output as multi-document YAML: the objects in a fixed order (Workload, PodGroup,
+// Print writes the output as multi-document YAML: the objects in a fixed order (Kueue Workload, scheduling Workload, PodGroup,
 // Service or a Kubeflow job's per-replica Services and HPA, pods by type and index, TensorBoard
 // Deployment and Service), then the decisions as a
 // final document made of comments, so that the whole stream can go to `kubectl apply`.
 func Print(out *Output) ([]byte, error) {
 	var objs []runtime.Object
+	if out.KueueWorkload != nil {
+		objs = append(objs, out.KueueWorkload)
+	}
 	if out.Workload != nil {
 		objs = append(objs, out.Workload)
 	}

@@ -63,6 +63,9 @@ func renderCase(t *testing.T, dir string) ([]byte, error) {
 		if in.Pods, in.InstalledCRDs, err = ReadObserved(data); err != nil {
 			t.Fatalf("observed.yaml: %v", err)
 		}
+		if in.Kueue, err = ReadObservedKueue(data, &in.Job); err != nil {
+			t.Fatalf("observed.yaml: %v", err)
+		}
 	}
 	if data, err := os.ReadFile(filepath.Join(dir, "now")); err == nil {
 		in.Now = mustTime(t, strings.TrimSpace(string(data)))

@@ -75,6 +75,9 @@ type Job struct {
 
 	// Kubeflow is set for the kubeflow.org kinds: what their contract adds (kubeflow.go).
 	Kubeflow *Kubeflow
+	// Queue is set for a T9k job labelled kueue.x-k8s.io/queue-name: it runs only once Kueue
+	// admits its Workload (queue.go).
+	Queue *Queue
 
 	// Status is what the job's status already holds: the counters and the phase render builds on.
 	Status batch.TrainingJobStatus
@@ -128,6 +131,9 @@ type Input struct {
 	// ClusterDomain is the cluster's DNS domain (the kubelet's --cluster-domain); empty means
 	// DefaultClusterDomain. torchrun's rendezvous endpoint is a fully qualified name in it.
 	ClusterDomain string
+	// Kueue is what the controller observed of a queued job (Job.Queue set) in Kueue: its Workload,
+	// the flavours of its admission, its priority.
+	Kueue *KueueObservation
 	// OnlyPodsToCreate makes Output.Pods hold only the pods listed in Decisions.Create, rather than
 	// every desired pod: all a controller needs that creates pods once and never patches them.
 	// The decisions are the same either way.
@@ -174,6 +180,7 @@ func commonJob(m metav1.ObjectMeta, kind string, fw Framework, mode *batch.RunMo
 		CleanUpPolicy: batch.CleanUpPolicyUnfinished,
 		Scheduler:     sched,
 		TensorBoard:   tb,
+		Queue:         queueOf(m.Labels),
 		Status:        status,
 	}
 	if policy != nil {

@@ -111,6 +111,7 @@ func (r *renderer) prototype(t *ReplicaType) (*corev1.Pod, int) {
 		pod.Spec.Subdomain = r.job.Name
 	}
 	r.applyGang(t, pod)
+	r.applyAdmission(t, pod)
 
 	c := trainingContainer(r.job.Framework, &pod.Spec)
 	if c >= 0 {

@@ -15,6 +15,9 @@ import (
 
 // Output is the complete desired state of one job and the decisions behind it.
 type Output struct {
+	// KueueWorkload is the Kueue Workload of a queued job (queue.go) while it can still run; the
+	// controller creates it when Decisions.Kueue says so.
+	KueueWorkload *unstructured.Unstructured
 	// PodGroup is set when a gang scheduler is chosen and the job has pods to schedule.
 	PodGroup *unstructured.Unstructured
 	// Workload is the scheduling.k8s.io Workload the PodGroup is made from, for the kube-scheduler's
@@ -54,6 +57,10 @@ type Decisions struct {
 	// Blocked is set when pods cannot be created for a reason the user must fix
 	// (e.g. a missing PodGroup CRD).
 	Blocked *Blocked `json:"blocked,omitempty"`
+	// Queued is set while Kueue holds a queued job: no pod until its Workload is admitted.
+	Queued *Blocked `json:"queued,omitempty"`
+	// Kueue is what a queued job's Workload needs (queue.go).
+	Kueue *KueueDecisions `json:"kueue,omitempty"`
 	// StartTime and CompletionTime are the values the status should hold.
 	StartTime      *metav1.Time `json:"startTime,omitempty"`
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
@@ -127,6 +134,7 @@ func Render(in Input) (*Output, error) {
 	if err := Validate(&in.Job); err != nil {
 		return nil, err
 	}
+	in.Job = AdmittedJob(in.Job, in.Kueue)
 	r := newRenderer(in)
 	r.decide()
 	r.build()
@@ -145,8 +153,10 @@ type renderer struct {
 	warnings map[Warning]bool
 	// env is the environment contract of the job's framework, built once per render.
 	env envContract
-	// create is false when no pod should be created (finished, paused, blocked).
+	// create is false when no pod should be created (finished, paused, blocked, queued).
 	create bool
+	// admission is what an admitted queued job's pods get from Kueue, by replica type.
+	admission map[string]*podSetInfo
 }
 
 func newRenderer(in Input) *renderer {
@@ -188,6 +198,9 @@ func (r *renderer) decide() {
 		if b := r.blocked(); b != nil {
 			d.Blocked = b
 			d.Phase, d.Reason, d.Message = batch.JobPending, b.Reason, b.Message
+			return
+		}
+		if r.queueHold() {
 			return
 		}
 		r.create = true
@@ -245,6 +258,7 @@ func (r *renderer) build() {
 	}
 	r.deadline()
 	r.expire()
+	r.kueueDecisions()
 	for w := range r.warnings {
 		r.out.Decisions.Warnings = append(r.out.Decisions.Warnings, w)
 	}

@@ -96,6 +96,10 @@ func events(r Round) []Event {
 	if e, ok := waitingEvent(r); ok {
 		ev = append(ev, e)
 	}
+	// Kueue's hold is no fault: a Normal event when the job starts waiting for its queue.
+	if d.Queued != nil && r.Written && !blockedBy(r.Prev, d.Queued.Reason) && !(r.Prev.Phase != r.Next.Phase && r.Prev.Phase != "") {
+		ev = append(ev, Event{corev1.EventTypeNormal, d.Queued.Reason, d.Queued.Message})
+	}
 	// A new job's first phase, Pending, is no change worth an event: PodsCreated says it.
 	newPending := r.Prev.Phase == "" && r.Next.Phase == batch.JobPending
 	if r.Written && r.Prev.Phase != r.Next.Phase && !newPending {
@@ -136,7 +140,7 @@ func waitingEvent(r Round) (Event, bool) {
 		return Event{}, false
 	}
 	switch next.Reason {
-	case batch.ReasonPodGroupCRDMissing, batch.ReasonRestarting, batch.ReasonCreateFailed:
+	case batch.ReasonPodGroupCRDMissing, batch.ReasonRestarting, batch.ReasonCreateFailed, batch.ReasonQueued:
 		return Event{}, false
 	}
 	return Event{corev1.EventTypeWarning, next.Reason, next.Message}, true

@@ -61,6 +61,16 @@ func TestEvents(t *testing.T) {
 			round: Round{Prev: pending, Next: pending, Warn: true, RenderErr: errors.New("metadata.labels: " + strings.Repeat("x", 2000))},
 			want:  []Event{{corev1.EventTypeWarning, ReasonInvalidSpec, "metadata.labels: " + strings.Repeat("x", 1024-17-3) + "..."}},
 		},
+		"a new job held by Kueue's queue is one Normal event saying so": {
+			round: Round{Prev: &batch.TrainingJobStatus{}, Next: pending, Written: true, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobPending,
+				Reason: render.ReasonQueued, Queued: &render.Blocked{Reason: render.ReasonQueued, Message: "waiting for Kueue to admit Workload w in LocalQueue q"}}}},
+			want: []Event{{corev1.EventTypeNormal, render.ReasonQueued, "waiting for Kueue to admit Workload w in LocalQueue q"}},
+		},
+		"a running job Kueue evicts gets the phase event only": {
+			round: Round{Prev: running, Next: pending, Written: true, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobPending,
+				Reason: render.ReasonQueued, Message: "Workload w was evicted by Kueue", Queued: &render.Blocked{Reason: render.ReasonQueued, Message: "Workload w was evicted by Kueue"}}}},
+			want: []Event{{corev1.EventTypeNormal, render.ReasonQueued, "phase Running -> Pending: Workload w was evicted by Kueue"}},
+		},
 		"a refused job is one warning per generation": {
 			round: Round{Prev: pending, Next: pending, Warn: true, RenderErr: errors.New("metadata.name: too long")},
 			want:  []Event{{corev1.EventTypeWarning, ReasonInvalidSpec, "metadata.name: too long"}},

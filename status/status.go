@@ -42,9 +42,7 @@ type Input struct {
 	// CreateRefused is the API server's refusal of the job's latest pod creation, if it was
 	// refused and no creation has succeeded since.
 	CreateRefused string
-	// Queued is a queue's (Kueue's) word on a job it has not admitted yet, or empty.
-	Queued string
-	Now    time.Time
+	Now           time.Time
 }
 
 // maxConditionMessage is the longest message a condition may have (metav1.Condition's schema);
@@ -189,6 +187,8 @@ func conditions(st *batch.TrainingJobStatus, j *render.Job, d *render.Decisions,
 	switch {
 	case d.Blocked != nil:
 		setCondition(st, now, batch.ConditionInitialized, false, d.Blocked.Reason, d.Blocked.Message)
+	case d.Queued != nil:
+		setCondition(st, now, batch.ConditionInitialized, false, d.Queued.Reason, d.Queued.Message)
 	case d.StartTime != nil:
 		setCondition(st, now, batch.ConditionInitialized, true, batch.ReasonCreated, "the job's pods were created")
 	case j.Kubeflow != nil:

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	"github.com/trainyard/trainyard/apis/kueue"
 	"github.com/trainyard/trainyard/render"
 )
 
@@ -40,6 +41,12 @@ func newJob(workers int32) *jobBuilder {
 
 func (b *jobBuilder) Policy(p batch.RestartPolicy) *jobBuilder {
 	b.job.Spec.ReplicaSpecs[1].RestartPolicy = p
+	return b
+}
+
+// Queue labels the job for Kueue's LocalQueue q.
+func (b *jobBuilder) Queue(q string) *jobBuilder {
+	b.job.Labels = map[string]string{kueue.LabelQueueName: q}
 	return b
 }
 
@@ -138,6 +145,14 @@ func TestDerive(t *testing.T) {
 			wantPhase:      batch.JobFailed,
 			wantAggregate:  batch.Aggregate{Deleted: 1, Failed: 1},
 			wantConditions: map[string]string{"Initialized": "True/Created", "Failed": "True/ReplicaFailed", "ReplicaFailure": "True/ReplicaFailed"},
+			wantRestarts:   map[string]int32{"master": 0, "worker": 0},
+		},
+		"a running job held by Kueue's queue is Pending, Initialized=False naming the queue, its pods deleted and no restart counted": {
+			job:            newJob(1).Queue("research").Status(running).Obj(),
+			pods:           []corev1.Pod{podOf("master", 0, corev1.PodRunning), podOf("worker", 0, corev1.PodRunning)},
+			wantPhase:      batch.JobPending,
+			wantAggregate:  batch.Aggregate{Deleted: 2},
+			wantConditions: map[string]string{"Initialized": "False/KueueNotInstalled", "Waiting": "True/KueueNotInstalled"},
 			wantRestarts:   map[string]int32{"master": 0, "worker": 0},
 		},
 		"pods of a finished job removed by the clean-up policy count as deleted": {

@@ -57,8 +57,8 @@ func waitingCause(in Input, st *batch.TrainingJobStatus) *cause {
 	if d.Phase == batch.JobSucceeded || d.Phase == batch.JobFailed || d.Phase == batch.JobPaused || in.Job.Pause {
 		return nil
 	}
-	if in.Queued != "" {
-		return &cause{batch.ReasonQueued, in.Queued}
+	if q := d.Queued; q != nil {
+		return &cause{q.Reason, q.Message}
 	}
 	if in.CreateRefused != "" {
 		return &cause{batch.ReasonCreateFailed, "the API server refused to create pods: " + in.CreateRefused}

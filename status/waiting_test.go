@@ -55,7 +55,7 @@ func TestWaiting(t *testing.T) {
 		pods        []corev1.Pod
 		gang        *unstructured.Unstructured
 		refused     string
-		queued      string
+		queued      *render.Blocked
 		renderErr   bool
 		wantReason  string // empty: no Waiting condition
 		wantMessage string
@@ -100,7 +100,7 @@ func TestWaiting(t *testing.T) {
 		},
 		"a queue's word comes before the pods'": {
 			job:        newJob(1).Obj(),
-			queued:     "insufficient unused quota for nvidia.com/gpu in flavor default, 4 more needed",
+			queued:     &render.Blocked{Reason: batch.ReasonQueued, Message: "insufficient unused quota for nvidia.com/gpu in flavor default, 4 more needed"},
 			wantReason: batch.ReasonQueued, wantMessage: "insufficient unused quota for nvidia.com/gpu in flavor default, 4 more needed",
 		},
 		"a spec render refuses is InvalidSpec": {
@@ -127,7 +127,7 @@ func TestWaiting(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			in := Input{Job: &tc.job, Generation: 2, Current: tc.job.Status, Pods: tc.pods, Gang: tc.gang,
-				CreateRefused: tc.refused, Queued: tc.queued, Now: t0}
+				CreateRefused: tc.refused, Now: t0}
 			if tc.renderErr {
 				in.RenderErr = errors.New("spec.replicaSpecs: bad")
 			} else {
@@ -136,6 +136,7 @@ func TestWaiting(t *testing.T) {
 					t.Fatal(err)
 				}
 				in.Out = out
+				in.Out.Decisions.Queued = tc.queued
 			}
 			st := Derive(in)
 			c := meta.FindStatusCondition(st.Conditions, batch.ConditionWaiting)

@@ -1,0 +1,160 @@
+// Package kueue declares the parts of Kueue's API (kueue.x-k8s.io/v1beta2, the version Kueue
+// v0.19 stores) that Trainyard reads and writes to run the T9k kinds under Kueue: the Workload a
+// queued job is represented by, the ResourceFlavor its admission names, and the label and
+// condition names of Kueue's job protocol (its jobframework). Kueue's module is not imported: it
+// pins older k8s.io and controller-runtime versions than Trainyard's. The objects travel as
+// unstructured.Unstructured; these types are what render reads from them and writes into them,
+// with Kueue's JSON names, so fields they leave out survive every write.
+package kueue
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// GroupVersion is the Kueue API version Trainyard speaks.
+var GroupVersion = schema.GroupVersion{Group: "kueue.x-k8s.io", Version: "v1beta2"}
+
+// Kinds and the CRD whose presence says Kueue is installed.
+const (
+	KindWorkload              = "Workload"
+	KindResourceFlavor        = "ResourceFlavor"
+	KindWorkloadPriorityClass = "WorkloadPriorityClass"
+	// WorkloadCRD is the name of the Workload CRD.
+	WorkloadCRD = "workloads.kueue.x-k8s.io"
+)
+
+// Labels of Kueue's job protocol.
+const (
+	// LabelQueueName names the LocalQueue of a job. Set by the user on the job; read by Trainyard,
+	// which queues a T9k job that carries it, and by Kueue's webhooks for the kinds it integrates.
+	LabelQueueName = "kueue.x-k8s.io/queue-name"
+	// LabelPriorityClass names the WorkloadPriorityClass of a job. Set by the user on the job;
+	// Trainyard resolves it into the Workload's priority.
+	LabelPriorityClass = "kueue.x-k8s.io/priority-class"
+	// LabelJobUID is the UID of the job that owns a Workload. Set by Trainyard on the Workloads it
+	// creates, as Kueue's jobframework does.
+	LabelJobUID = "kueue.x-k8s.io/job-uid"
+	// LabelPodSet names the podSet a pod was admitted under. Set by Trainyard on the pods of an
+	// admitted job, as Kueue's jobframework does.
+	LabelPodSet = "kueue.x-k8s.io/podset"
+)
+
+// Workload condition types (Kueue's WorkloadQuotaReserved and so on).
+const (
+	WorkloadQuotaReserved = "QuotaReserved"
+	WorkloadAdmitted      = "Admitted"
+	WorkloadEvicted       = "Evicted"
+	WorkloadRequeued      = "Requeued"
+	WorkloadFinished      = "Finished"
+	WorkloadPodsReady     = "PodsReady"
+)
+
+// Workload condition reasons that Trainyard writes.
+const (
+	// Finished reasons.
+	FinishedSucceeded     = "Succeeded"
+	FinishedFailed        = "Failed"
+	FinishedFailedToStart = "FailedToStart"
+	// QuotaReserved=False once an evicted Workload's admission is released.
+	QuotaReservedPending = "Pending"
+	// PodsReady reasons.
+	PodsReadyStarted         = "Started"
+	PodsReadyRecovered       = "Recovered"
+	PodsReadyWaitForStart    = "WaitForStart"
+	PodsReadyWaitForRecovery = "WaitForRecovery"
+	// Evicted reasons after which the Workload is queued again at once (Requeued=True).
+	EvictedByPreemption   = "Preempted"
+	EvictedByNodeFailures = "NodeFailures"
+)
+
+// PriorityClassRef groups and kinds.
+const (
+	PriorityClassGroupKueue = "kueue.x-k8s.io"
+	PriorityClassGroupPod   = "scheduling.k8s.io"
+	PriorityClassKindPod    = "PriorityClass"
+)
+
+// Workload is what Trainyard reads and writes of a Kueue Workload.
+type Workload struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              WorkloadSpec   `json:"spec"`
+	Status            WorkloadStatus `json:"status,omitempty"`
+}
+
+// WorkloadSpec is the queue, the priority and the pod sets a Workload asks quota for.
+type WorkloadSpec struct {
+	PodSets          []PodSet          `json:"podSets"`
+	QueueName        string            `json:"queueName,omitempty"`
+	PriorityClassRef *PriorityClassRef `json:"priorityClassRef,omitempty"`
+	Priority         *int32            `json:"priority,omitempty"`
+	// Active false asks Kueue to evict the Workload and keep it out of the queue.
+	Active *bool `json:"active,omitempty"`
+}
+
+// PodSet is a group of identical pods: one per replica type.
+type PodSet struct {
+	Name     string                 `json:"name"`
+	Template corev1.PodTemplateSpec `json:"template"`
+	Count    int32                  `json:"count"`
+	MinCount *int32                 `json:"minCount,omitempty"`
+}
+
+// PriorityClassRef names the priority class a Workload's priority comes from.
+type PriorityClassRef struct {
+	Group string `json:"group"`
+	Kind  string `json:"kind"`
+	Name  string `json:"name"`
+}
+
+// WorkloadStatus is what Kueue decided about a Workload.
+type WorkloadStatus struct {
+	Conditions      []metav1.Condition    `json:"conditions,omitempty"`
+	Admission       *Admission            `json:"admission,omitempty"`
+	AdmissionChecks []AdmissionCheckState `json:"admissionChecks,omitempty"`
+}
+
+// Admission is the ClusterQueue and flavours a Workload was given quota in.
+type Admission struct {
+	ClusterQueue      string             `json:"clusterQueue"`
+	PodSetAssignments []PodSetAssignment `json:"podSetAssignments"`
+}
+
+// PodSetAssignment is the flavour of each resource of one pod set, and how many pods were admitted.
+type PodSetAssignment struct {
+	Name    string            `json:"name"`
+	Flavors map[string]string `json:"flavors,omitempty"`
+	Count   *int32            `json:"count,omitempty"`
+}
+
+// AdmissionCheckState is an admission check's verdict, with the changes it asks of the pods.
+type AdmissionCheckState struct {
+	Name          string         `json:"name"`
+	State         string         `json:"state"`
+	PodSetUpdates []PodSetUpdate `json:"podSetUpdates,omitempty"`
+}
+
+// PodSetUpdate is what an admission check adds to the pods of one pod set.
+type PodSetUpdate struct {
+	Name         string              `json:"name"`
+	Labels       map[string]string   `json:"labels,omitempty"`
+	Annotations  map[string]string   `json:"annotations,omitempty"`
+	NodeSelector map[string]string   `json:"nodeSelector,omitempty"`
+	Tolerations  []corev1.Toleration `json:"tolerations,omitempty"`
+}
+
+// ResourceFlavor is what Trainyard reads of a Kueue ResourceFlavor: the node labels and
+// tolerations an admitted pod set's pods get.
+type ResourceFlavor struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              ResourceFlavorSpec `json:"spec,omitempty"`
+}
+
+// ResourceFlavorSpec is the nodes a flavour stands for.
+type ResourceFlavorSpec struct {
+	NodeLabels  map[string]string   `json:"nodeLabels,omitempty"`
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+}

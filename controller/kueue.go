@@ -1,0 +1,315 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	"github.com/trainyard/trainyard/apis/kueue"
+	"github.com/trainyard/trainyard/render"
+)
+
+// kueueSync carries out the T9k kinds' side of Kueue's job protocol, which render decides
+// (render/queue.go): it observes a queued job's Workload, the ResourceFlavors of its admission and
+// its priority class, and makes the Workload what render's decisions say. Kueue's objects are read
+// from a cache of their own (kueueCache), started once Kueue's CRD is installed; the job's
+// controller then watches Workloads, so an admission or an eviction wakes the job.
+type kueueSync struct {
+	client client.Client
+	// reader reads PriorityClasses (the manager's cache).
+	reader client.Reader
+	caches *kueueCache
+	kind   jobKind
+	// watch starts the Workload watch of the job's controller, on Kueue's cache.
+	watch func(cache.Cache) error
+	// cache is Kueue's cache once the watch is started.
+	cache cache.Cache
+
+	mu       sync.Mutex
+	watching bool
+	// patched is, by job UID, the Workload UID and resourceVersion a status patch was computed
+	// from: a cache that still shows that version has not caught up, and the patch is not sent again.
+	patched map[types.UID]string
+}
+
+// newKueueSync wires Kueue's protocol into the controller c of a T9k kind.
+func newKueueSync(mgr ctrl.Manager, caches *kueueCache, c controller.Controller, kind jobKind) *kueueSync {
+	return &kueueSync{
+		client: mgr.GetClient(), reader: mgr.GetCache(), caches: caches, kind: kind, patched: map[types.UID]string{},
+		watch: func(kc cache.Cache) error {
+			return c.Watch(source.Kind[client.Object](kc, newWorkload(),
+				handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), kind.newJob(), handler.OnlyControllerOwner())))
+		},
+	}
+}
+
+// kueueCache is the cache of Kueue's objects, shared by the T9k kinds. Note: it is made only once
+// Kueue's CRD is installed, and added to the running manager then: the manager's own cache cannot
+// be told about a kind the API server does not serve (it fails to start), and Kueue may be
+// installed after the operator. Workloads are cached only when they carry Trainyard's owner-kind
+// label (those of the T9k jobs); ResourceFlavors and WorkloadPriorityClasses, few and small, all.
+type kueueCache struct {
+	mgr   ctrl.Manager
+	mu    sync.Mutex
+	cache cache.Cache
+}
+
+// get returns the started and synced cache, making it on first use.
+func (k *kueueCache) get(ctx context.Context) (cache.Cache, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.cache != nil {
+		return k.cache, nil
+	}
+	owned, err := labels.NewRequirement(batch.LabelOwnerKind, selection.Exists, nil)
+	if err != nil {
+		return nil, err
+	}
+	c, err := cache.New(k.mgr.GetConfig(), cache.Options{
+		Scheme:           k.mgr.GetScheme(),
+		Mapper:           k.mgr.GetRESTMapper(),
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject:         map[client.Object]cache.ByObject{newWorkload(): {Label: labels.NewSelector().Add(*owned)}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("making the cache of Kueue's objects: %w", err)
+	}
+	if err := k.mgr.Add(c); err != nil {
+		return nil, err
+	}
+	wait, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if !c.WaitForCacheSync(wait) {
+		return nil, errors.New("the cache of Kueue's objects did not start")
+	}
+	k.cache = c
+	return c, nil
+}
+
+func newWorkload() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(kueue.GroupVersion.WithKind(kueue.KindWorkload))
+	return u
+}
+
+// observe reads what render needs of a queued job once Kueue is installed (nil otherwise), and
+// the live Workload, whose resourceVersion the writes are made against.
+func (k *kueueSync) observe(ctx context.Context, job client.Object, model *render.Job, installed map[string]bool) (*render.KueueObservation, *unstructured.Unstructured, error) {
+	if k == nil || model.Queue == nil || !installed[kueue.WorkloadCRD] {
+		return nil, nil, nil
+	}
+	if err := k.ensureWatch(ctx); err != nil {
+		return nil, nil, err
+	}
+	obs := &render.KueueObservation{Flavors: map[string]*kueue.ResourceFlavor{}}
+	var err error
+	obs.Priority, obs.PriorityError = render.PriorityOf(model, func(ref kueue.PriorityClassRef) (int32, bool) {
+		v, found, e := k.priorityValue(ctx, ref)
+		if e != nil {
+			err = e
+		}
+		return v, found
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	live := newWorkload()
+	switch err := k.cache.Get(ctx, types.NamespacedName{Namespace: job.GetNamespace(), Name: render.WorkloadName(model)}, live); {
+	case apierrors.IsNotFound(err):
+		return obs, nil, nil
+	case err != nil:
+		return nil, nil, err
+	}
+	if !metav1.IsControlledBy(live, job) {
+		return nil, nil, fmt.Errorf("Workload %s is not the job's (its controller is not the job)", live.GetName())
+	}
+	obs.Workload = &kueue.Workload{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(live.Object, obs.Workload); err != nil {
+		return nil, nil, fmt.Errorf("reading Workload %s: %w", live.GetName(), err)
+	}
+	if a := obs.Workload.Status.Admission; a != nil {
+		for _, psa := range a.PodSetAssignments {
+			for _, name := range psa.Flavors {
+				if obs.Flavors[name] != nil {
+					continue
+				}
+				u := &unstructured.Unstructured{}
+				u.SetGroupVersionKind(kueue.GroupVersion.WithKind(kueue.KindResourceFlavor))
+				switch err := k.cache.Get(ctx, types.NamespacedName{Name: name}, u); {
+				case apierrors.IsNotFound(err):
+					continue // render says which is missing
+				case err != nil:
+					return nil, nil, err
+				}
+				rf := &kueue.ResourceFlavor{}
+				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, rf); err != nil {
+					return nil, nil, fmt.Errorf("reading ResourceFlavor %s: %w", name, err)
+				}
+				obs.Flavors[name] = rf
+			}
+		}
+	}
+	return obs, live, nil
+}
+
+// ensureWatch starts the watch of Workloads for the job's controller, once.
+func (k *kueueSync) ensureWatch(ctx context.Context) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.watching {
+		return nil
+	}
+	c, err := k.caches.get(ctx)
+	if err != nil {
+		return err
+	}
+	if err := k.watch(c); err != nil {
+		return fmt.Errorf("watching Kueue Workloads: %w", err)
+	}
+	k.cache, k.watching = c, true
+	return nil
+}
+
+// priorityValue looks a priority class up in the cache.
+func (k *kueueSync) priorityValue(ctx context.Context, ref kueue.PriorityClassRef) (int32, bool, error) {
+	if ref.Group == kueue.PriorityClassGroupPod {
+		var pc schedulingv1.PriorityClass
+		switch err := k.reader.Get(ctx, types.NamespacedName{Name: ref.Name}, &pc); {
+		case apierrors.IsNotFound(err):
+			return 0, false, nil
+		case err != nil:
+			return 0, false, err
+		}
+		return pc.Value, true, nil
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(kueue.GroupVersion.WithKind(kueue.KindWorkloadPriorityClass))
+	switch err := k.cache.Get(ctx, types.NamespacedName{Name: ref.Name}, u); {
+	case apierrors.IsNotFound(err):
+		return 0, false, nil
+	case err != nil:
+		return 0, false, err
+	}
+	v, _, err := unstructured.NestedInt64(u.Object, "value")
+	return int32(v), true, err
+}
+
+// sync makes the job's Workload what render decided: created, replaced, (de)activated, and its
+// status conditions and admission written.
+func (k *kueueSync) sync(ctx context.Context, job client.Object, out *render.Output, live *unstructured.Unstructured) error {
+	if k == nil || out == nil || out.Decisions.Kueue == nil {
+		return nil
+	}
+	d := out.Decisions.Kueue
+	logger := log.FromContext(ctx).WithValues("workload", d.Workload)
+	switch {
+	case d.Create && out.KueueWorkload != nil:
+		err := k.client.Create(ctx, out.KueueWorkload.DeepCopy(), client.FieldOwner(FieldManager))
+		if apierrors.IsAlreadyExists(err) || namespaceTerminating(err) {
+			return nil // the cache has not shown it yet, or the namespace (the job with it) is going
+		}
+		if err == nil {
+			logger.V(1).Info("created the job's Kueue Workload")
+		}
+		return err
+	case live == nil:
+		return nil
+	case d.Replace:
+		logger.Info("replacing the job's Kueue Workload: it no longer matches the job's replicas or queue")
+		uid := live.GetUID()
+		err := k.client.Delete(ctx, live, client.Preconditions{UID: &uid})
+		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+			return nil
+		}
+		return err
+	}
+	if d.SetActive != nil {
+		annotation := any(nil)
+		if !*d.SetActive {
+			annotation = "true"
+		}
+		patch, _ := json.Marshal(map[string]any{
+			"metadata": map[string]any{"annotations": map[string]any{render.AnnotationDeactivated: annotation}},
+			"spec":     map[string]any{"active": *d.SetActive},
+		})
+		if err := k.client.Patch(ctx, live.DeepCopy(), client.RawPatch(types.MergePatchType, patch), client.FieldOwner(FieldManager)); err != nil {
+			return fmt.Errorf("setting Workload %s active=%t: %w", live.GetName(), *d.SetActive, err)
+		}
+		logger.V(1).Info("Workload activation set", "active", *d.SetActive)
+	}
+	if len(d.Conditions) == 0 && !d.ReleaseAdmission {
+		return nil
+	}
+	version := string(live.GetUID()) + "/" + live.GetResourceVersion()
+	k.mu.Lock()
+	already := k.patched[job.GetUID()] == version
+	k.mu.Unlock()
+	if already {
+		return nil // written from this version already; the cache will show it
+	}
+	var w kueue.Workload
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(live.Object, &w); err != nil {
+		return err
+	}
+	conds := w.Status.Conditions
+	for _, c := range d.Conditions {
+		meta.SetStatusCondition(&conds, c)
+	}
+	status := map[string]any{"conditions": conds}
+	if d.ReleaseAdmission {
+		status["admission"] = nil
+	}
+	// Note: a merge patch replaces the whole list of conditions; the resourceVersion makes it
+	// fail, rather than drop a condition Kueue wrote meanwhile.
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": live.GetResourceVersion()}, "status": status})
+	if err != nil {
+		return err
+	}
+	if err := k.client.Status().Patch(ctx, live.DeepCopy(), client.RawPatch(types.MergePatchType, patch), client.FieldOwner(FieldManager)); err != nil {
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			logger.V(1).Info("Workload changed meanwhile; its status is written again from the new version", "error", err.Error())
+			return nil // the Workload's update wakes the job again
+		}
+		return fmt.Errorf("writing Workload %s status: %w", live.GetName(), err)
+	}
+	k.mu.Lock()
+	k.patched[job.GetUID()] = version
+	k.mu.Unlock()
+	set := make([]string, 0, len(d.Conditions))
+	for _, c := range d.Conditions {
+		set = append(set, c.Type+"="+string(c.Status))
+	}
+	logger.V(1).Info("Workload status written", "conditions", set, "admissionReleased", d.ReleaseAdmission)
+	return nil
+}
+
+// forget drops what is remembered of a job's Workload.
+func (k *kueueSync) forget(job types.UID) {
+	if k == nil {
+		return
+	}
+	k.mu.Lock()
+	delete(k.patched, job)
+	k.mu.Unlock()
+}

@@ -1,0 +1,570 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+	"sigs.k8s.io/e2e-framework/pkg/features"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
+)
+
+// TestKueue: jobs labelled kueue.x-k8s.io/queue-name run only inside their ClusterQueue's quota.
+// The kubeflow.org kinds go through Kueue's own integration (its webhook suspends them, its job
+// reconciler admits, preempts and resumes them through runPolicy.suspend and the templates' node
+// selectors). Each feature has a ClusterQueue of its own, over the flavour gpu-a: the two nodes
+// the suite labels kueueFlavorLabel=gpu-a.
+func TestKueue(t *testing.T) {
+	testenv.TestInParallel(t,
+		kueueFeature("Kueue's webhook suspends a queued PyTorchJob and TFJob; they have no pod until admitted, then run on the flavour's nodes", "kq-kf-admit", kueueKubeflowAdmitted),
+		kueueFeature("an over-quota Kubeflow PyTorchJob waits with no pod and runs once the job holding the quota finishes", "kq-kf-quota", kueueKubeflowOverQuota),
+		kueueFeature("a lower-priority Kubeflow PyTorchJob is preempted (pods gone, no restart counted) and resumed when the higher-priority one finishes", "kq-kf-preempt", kueueKubeflowPreempted),
+		kueueFeature("a queued PyTorchTrainingJob and TensorFlowTrainingJob get a Workload and no pod until it is admitted, then run with the flavour's node selector", "kq-t9k-admit", kueueT9kAdmitted),
+		kueueFeature("an over-quota PyTorchTrainingJob waits with no pod; the quota is released when the first job succeeds and the second is admitted", "kq-t9k-quota", kueueT9kOverQuota),
+		kueueFeature("a lower-priority PyTorchTrainingJob is preempted (pods gone, no restart counted) and resumed when the higher-priority one finishes", "kq-t9k-preempt", kueueT9kPreempted),
+		kueueFeature("pausing a queued PyTorchTrainingJob deactivates its Workload, freeing the quota for another job; resumed, it queues again", "kq-t9k-pause", kueueT9kPaused),
+		kueueFeature("an elastic PyTorchTrainingJob asking more than the quota is admitted partially, down to minReplicas, and runs with the admitted pods", "kq-t9k-partial", kueueT9kPartial),
+	)
+}
+
+// The flavour every feature's ClusterQueue uses, and the nodes it stands for.
+const (
+	kueueFlavor      = "gpu-a"
+	kueueFlavorLabel = "e2e.trainyard.dev/pool"
+)
+
+var kueueFlavorNodes = []string{"kwok-node-3", "kwok-node-4"}
+
+var resourceOne = resource.MustParse("1")
+
+// kueueFeature is a feature labelled area=kueue, with one assessment in a namespace of its own
+// that has a LocalQueue "q" of a ClusterQueue named like the namespace (created by the assessment).
+func kueueFeature(name, prefix string, assess assessFn) features.Feature {
+	return features.New(name).
+		WithLabel("area", "kueue").
+		Assess(name, func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			if kueueSkip != "" {
+				t.Skip(kueueSkip)
+			}
+			c, ns := namespaced(ctx, t, cfg, prefix)
+			createKueue(ctx, t, c, kueueObject("LocalQueue", ns, "q", map[string]any{"clusterQueue": ns}))
+			t.Cleanup(func() {
+				_ = c.Delete(context.Background(), kueueObject("ClusterQueue", "", ns, nil))
+			})
+			assess(ctx, t, c, ns)
+			return ctx
+		}).
+		Feature()
+}
+
+// setUpKueueFlavor labels the flavour's nodes and creates the ResourceFlavor.
+func setUpKueueFlavor(ctx context.Context, cfg *envconf.Config) error {
+	c, err := client.New(cfg.Client().RESTConfig(), client.Options{})
+	if err != nil {
+		return err
+	}
+	for _, n := range kueueFlavorNodes {
+		patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, kueueFlavorLabel, kueueFlavor)
+		if err := c.Patch(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}}, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+			return fmt.Errorf("labelling node %s for the Kueue flavour: %w", n, err)
+		}
+	}
+	rf := kueueObject("ResourceFlavor", "", kueueFlavor, map[string]any{"nodeLabels": map[string]any{kueueFlavorLabel: kueueFlavor}})
+	if err := c.Create(ctx, rf); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return nil
+}
+
+func createKueue(ctx context.Context, t *testing.T, c client.Client, obj *unstructured.Unstructured) {
+	t.Helper()
+	if err := c.Create(ctx, obj); err != nil {
+		t.Fatalf("creating %s %s: %v", obj.GetKind(), obj.GetName(), err)
+	}
+}
+
+// clusterQueue is the feature's ClusterQueue (named like its namespace): gpus of flavour gpu-a,
+// and, when preempt, preemption of lower-priority workloads within it.
+func clusterQueue(ns string, gpus int, preempt bool) *unstructured.Unstructured {
+	spec := map[string]any{
+		"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": ns}},
+		"resourceGroups": []any{map[string]any{
+			"coveredResources": []any{"nvidia.com/gpu"},
+			"flavors": []any{map[string]any{
+				"name":      kueueFlavor,
+				"resources": []any{map[string]any{"name": "nvidia.com/gpu", "nominalQuota": int64(gpus)}},
+			}},
+		}},
+	}
+	if preempt {
+		spec["preemption"] = map[string]any{"withinClusterQueue": "LowerPriority"}
+	}
+	return kueueObject("ClusterQueue", "", ns, spec)
+}
+
+// kfGPUPod is a Kubeflow replica template of one container asking one GPU, with simulation
+// annotations (YAML, indented for a replica spec's template).
+func kfGPUPod(container, annotations string) string {
+	return fmt.Sprintf(`
+      template:
+        metadata:
+          annotations: {%s}
+        spec:
+          terminationGracePeriodSeconds: 0
+          containers:
+          - name: %s
+            image: example.invalid/train:1
+            resources: {limits: {nvidia.com/gpu: 1}}`, annotations, container)
+}
+
+// kfQueuedPyTorchJob is a PyTorchJob of a master and a worker, one GPU each, in LocalQueue q.
+func kfQueuedPyTorchJob(name, master, labels string) string {
+	return `apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: ` + name + `
+  labels: {kueue.x-k8s.io/queue-name: q` + labels + `}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1` + kfGPUPod("pytorch", master) + `
+    Worker:
+      replicas: 1` + kfGPUPod("pytorch", simRunsForever)
+}
+
+// workloadsOf lists the Kueue Workloads in ns whose controller is the named object.
+func workloadsOf(ctx context.Context, t *testing.T, c client.Client, ns, owner string) []unstructured.Unstructured {
+	t.Helper()
+	list := &unstructured.UnstructuredList{}
+	list.SetAPIVersion("kueue.x-k8s.io/v1beta2")
+	list.SetKind("WorkloadList")
+	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	var out []unstructured.Unstructured
+	for _, w := range list.Items {
+		if ref := metav1.GetControllerOf(&w); ref != nil && ref.Name == owner {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// workloadCondition is "Status/Reason" of a Workload's condition, or "".
+func workloadCondition(w *unstructured.Unstructured, typ string) string {
+	conds, _, _ := unstructured.NestedSlice(w.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == typ {
+			return fmt.Sprintf("%v/%v", m["status"], m["reason"])
+		}
+	}
+	return ""
+}
+
+// waitWorkload waits until the job named owner has exactly one Workload and cond holds for it.
+func waitWorkload(ctx context.Context, t *testing.T, c client.Client, ns, owner, what string, cond func(w *unstructured.Unstructured) bool) *unstructured.Unstructured {
+	t.Helper()
+	var got *unstructured.Unstructured
+	eventually(t, 60*time.Second, fmt.Sprintf("the Workload of %s: %s", owner, what), func() (bool, string) {
+		wls := workloadsOf(ctx, t, c, ns, owner)
+		if len(wls) != 1 {
+			return false, fmt.Sprintf("%d Workloads", len(wls))
+		}
+		got = &wls[0]
+		return cond(got), fmt.Sprintf("QuotaReserved %q Admitted %q Evicted %q Finished %q", workloadCondition(got, "QuotaReserved"),
+			workloadCondition(got, "Admitted"), workloadCondition(got, "Evicted"), workloadCondition(got, "Finished"))
+	})
+	return got
+}
+
+func admitted(w *unstructured.Unstructured) bool {
+	return strings.HasPrefix(workloadCondition(w, "Admitted"), "True/")
+}
+
+// noPodsFor checks, for d, that the job has no pod.
+func noPodsFor(ctx context.Context, t *testing.T, c client.Client, ns, job string, d time.Duration, why string) {
+	t.Helper()
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if pods := kfPodsOf(ctx, t, c, ns, job); len(pods) > 0 {
+			t.Fatalf("%s: %s has pods %v", why, job, pods)
+		}
+	}
+}
+
+// kfPodsOf lists the pods of any job by their controller's name.
+func kfPodsOf(ctx context.Context, t *testing.T, c client.Client, ns, job string) []corev1.Pod {
+	t.Helper()
+	var list corev1.PodList
+	if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	var out []corev1.Pod
+	for _, p := range list.Items {
+		if ref := metav1.GetControllerOf(&p); ref != nil && ref.Name == job {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// onFlavorNodes checks that every pod of the job carries the flavour's node selector and is
+// bound to one of its nodes.
+func onFlavorNodes(ctx context.Context, t *testing.T, c client.Client, ns, job string, want int) {
+	t.Helper()
+	eventually(t, 60*time.Second, fmt.Sprintf("%d pods of %s bound to the flavour's nodes", want, job), func() (bool, string) {
+		pods := kfPodsOf(ctx, t, c, ns, job)
+		var where []string
+		ok := len(pods) == want
+		for _, p := range pods {
+			where = append(where, p.Name+"@"+p.Spec.NodeName)
+			if p.Spec.NodeSelector[kueueFlavorLabel] != kueueFlavor || (p.Spec.NodeName != kueueFlavorNodes[0] && p.Spec.NodeName != kueueFlavorNodes[1]) {
+				ok = false
+			}
+		}
+		return ok, strings.Join(where, " ")
+	})
+}
+
+func kfSuspended(ctx context.Context, c client.Client, ns, kind, name string) (bool, error) {
+	var spec kubeflowv1.RunPolicy
+	switch kind {
+	case "TFJob":
+		var j kubeflowv1.TFJob
+		if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &j); err != nil {
+			return false, err
+		}
+		spec = j.Spec.EffectiveRunPolicy()
+	default:
+		var j kubeflowv1.PyTorchJob
+		if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &j); err != nil {
+			return false, err
+		}
+		spec = j.Spec.EffectiveRunPolicy()
+	}
+	return spec.Suspend != nil && *spec.Suspend, nil
+}
+
+func kueueKubeflowAdmitted(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	applyYAML(ctx, t, ns, kfQueuedPyTorchJob("pt", simRunsForever, ""))
+	applyYAML(ctx, t, ns, `apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata:
+  name: tf
+  labels: {kueue.x-k8s.io/queue-name: q}
+spec:
+  tfReplicaSpecs:
+    Chief:
+      replicas: 1`+kfGPUPod("tensorflow", simRunsForever)+`
+    Worker:
+      replicas: 1`+kfGPUPod("tensorflow", simRunsForever))
+	for _, j := range []struct{ kind, name string }{{"PyTorchJob", "pt"}, {"TFJob", "tf"}} {
+		if s, err := kfSuspended(ctx, c, ns, j.kind, j.name); err != nil || !s {
+			t.Fatalf("%s %s: runPolicy.suspend %v (%v); Kueue's webhook suspends a queued job at creation", j.kind, j.name, s, err)
+		}
+		waitWorkload(ctx, t, c, ns, j.name, "exists, not admitted (its ClusterQueue does not exist yet)", func(w *unstructured.Unstructured) bool { return !admitted(w) })
+		waitKubeflow(ctx, t, c, ns, j.name, kubeflowv1.JobSuspended)
+	}
+	noPodsFor(ctx, t, c, ns, "pt", 2*time.Second, "not admitted")
+	noPodsFor(ctx, t, c, ns, "tf", 0, "not admitted")
+	start := time.Now()
+	createKueue(ctx, t, c, clusterQueue(ns, 4, false))
+	for _, j := range []string{"pt", "tf"} {
+		waitWorkload(ctx, t, c, ns, j, "admitted", admitted)
+		waitKubeflow(ctx, t, c, ns, j, kubeflowv1.JobRunning)
+		onFlavorNodes(ctx, t, c, ns, j, 2)
+	}
+	t.Logf("both jobs ran on the flavour's nodes %.1f s after their ClusterQueue was created", time.Since(start).Seconds())
+}
+
+func kueueKubeflowOverQuota(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	createKueue(ctx, t, c, clusterQueue(ns, 2, false))
+	applyYAML(ctx, t, ns, kfQueuedPyTorchJob("first", fmt.Sprintf(simExits0After, "6s"), ""))
+	waitKubeflow(ctx, t, c, ns, "first", kubeflowv1.JobRunning)
+	applyYAML(ctx, t, ns, kfQueuedPyTorchJob("second", simRunsForever, ""))
+	w := waitWorkload(ctx, t, c, ns, "second", "waits for quota", func(w *unstructured.Unstructured) bool {
+		return strings.HasPrefix(workloadCondition(w, "QuotaReserved"), "False/")
+	})
+	t.Logf("the second job's Workload: QuotaReserved %s", workloadCondition(w, "QuotaReserved"))
+	for st, _ := kfStatus(ctx, c, ns, "first"); kfCondition(st, kubeflowv1.JobSucceeded) != "True"; st, _ = kfStatus(ctx, c, ns, "first") {
+		if pods := kfPodsOf(ctx, t, c, ns, "second"); len(pods) > 0 {
+			t.Fatalf("the over-quota job has pods while the first holds the quota: %d", len(pods))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	done := time.Now()
+	waitWorkload(ctx, t, c, ns, "first", "finished", func(w *unstructured.Unstructured) bool {
+		return strings.HasPrefix(workloadCondition(w, "Finished"), "True/")
+	})
+	waitKubeflow(ctx, t, c, ns, "second", kubeflowv1.JobRunning)
+	onFlavorNodes(ctx, t, c, ns, "second", 2)
+	t.Logf("the second job ran %.1f s after the first succeeded", time.Since(done).Seconds())
+}
+
+func kueueKubeflowPreempted(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	low, high := priorityClasses(ctx, t, c, ns)
+	createKueue(ctx, t, c, clusterQueue(ns, 2, true))
+	applyYAML(ctx, t, ns, kfQueuedPyTorchJob("low", simRunsForever, ", kueue.x-k8s.io/priority-class: "+low))
+	waitKubeflow(ctx, t, c, ns, "low", kubeflowv1.JobRunning)
+	onFlavorNodes(ctx, t, c, ns, "low", 2)
+	before := kfPodsOf(ctx, t, c, ns, "low")
+	applyYAML(ctx, t, ns, kfQueuedPyTorchJob("high", fmt.Sprintf(simExits0After, "5s"), ", kueue.x-k8s.io/priority-class: "+high))
+	start := time.Now()
+	waitWorkload(ctx, t, c, ns, "low", "evicted", func(w *unstructured.Unstructured) bool {
+		return strings.HasPrefix(workloadCondition(w, "Evicted"), "True/") || strings.HasPrefix(workloadCondition(w, "Preempted"), "True/")
+	})
+	eventually(t, 60*time.Second, "the preempted job's pods are gone and it says Suspended", func() (bool, string) {
+		st, _ := kfStatus(ctx, c, ns, "low")
+		pods := kfPodsOf(ctx, t, c, ns, "low")
+		return len(pods) == 0 && kfCondition(st, kubeflowv1.JobSuspended) == "True", fmt.Sprintf("%d pods, Suspended %q", len(pods), kfCondition(st, kubeflowv1.JobSuspended))
+	})
+	t.Logf("the low-priority job's pods were gone %.1f s after the high-priority job was created", time.Since(start).Seconds())
+	waitKubeflow(ctx, t, c, ns, "high", kubeflowv1.JobRunning)
+	onFlavorNodes(ctx, t, c, ns, "high", 2)
+	waitKubeflow(ctx, t, c, ns, "high", kubeflowv1.JobSucceeded)
+	st := waitKubeflow(ctx, t, c, ns, "low", kubeflowv1.JobRunning)
+	onFlavorNodes(ctx, t, c, ns, "low", 2)
+	after := kfPodsOf(ctx, t, c, ns, "low")
+	for _, p := range after {
+		for _, q := range before {
+			if p.UID == q.UID {
+				t.Errorf("pod %s survived the preemption", p.Name)
+			}
+		}
+	}
+	if st.BackoffCount != 0 {
+		t.Errorf("backoffCount %d after a preemption; a preemption is not a failure", st.BackoffCount)
+	}
+	for typ, rs := range st.ReplicaStatuses {
+		if rs.Restarts != 0 {
+			t.Errorf("replicaStatuses.%s.restarts %d after a preemption; want 0", typ, rs.Restarts)
+		}
+	}
+}
+
+// queued labels a T9k job for LocalQueue q (and a WorkloadPriorityClass, if given) and gives
+// every replica one GPU.
+func queued(obj client.Object, priorityClass string) client.Object {
+	labels := map[string]string{"kueue.x-k8s.io/queue-name": "q"}
+	if priorityClass != "" {
+		labels["kueue.x-k8s.io/priority-class"] = priorityClass
+	}
+	obj.SetLabels(labels)
+	gpu := corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": resourceOne}}
+	switch j := obj.(type) {
+	case *batch.PyTorchTrainingJob:
+		for i := range j.Spec.ReplicaSpecs {
+			j.Spec.ReplicaSpecs[i].Template.Spec.Containers[0].Resources = gpu
+		}
+	case *batch.TensorFlowTrainingJob:
+		for i := range j.Spec.ReplicaSpecs {
+			j.Spec.ReplicaSpecs[i].Template.Spec.Containers[0].Resources = gpu
+		}
+	}
+	return obj
+}
+
+// waitQueued waits until the T9k job says it waits for Kueue (Initialized=False, reason Queued).
+func waitQueued(ctx context.Context, t *testing.T, c client.Client, ns, name string) batch.TrainingJobStatus {
+	t.Helper()
+	var st batch.TrainingJobStatus
+	eventually(t, 60*time.Second, name+" says it is queued", func() (bool, string) {
+		var err error
+		st, err = jobStatus(ctx, c, ns, name)
+		if err != nil {
+			return false, err.Error()
+		}
+		return st.Phase == batch.JobPending && condition(st, batch.ConditionInitialized) == "False/Queued", fmt.Sprintf("phase %q, Initialized %q", st.Phase, condition(st, batch.ConditionInitialized))
+	})
+	return st
+}
+
+func kueueT9kAdmitted(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	create(ctx, t, c, ns, queued(pyTorchJob("pt").Workers(1, sim("", "")).Obj(), ""))
+	create(ctx, t, c, ns, queued(tensorFlowJob("tf").Replica("chief", 1, sim("", "")).Replica("worker", 1, sim("", "")).Obj(), ""))
+	for _, j := range []string{"pt", "tf"} {
+		w := waitWorkload(ctx, t, c, ns, j, "exists, not admitted (its ClusterQueue does not exist yet)", func(w *unstructured.Unstructured) bool { return !admitted(w) })
+		sets, _, _ := unstructured.NestedSlice(w.Object, "spec", "podSets")
+		if len(sets) != 2 {
+			t.Errorf("%s's Workload has %d podSets; want one per replica type", j, len(sets))
+		}
+		st := waitQueued(ctx, t, c, ns, j)
+		t.Logf("%s waits: %s", j, conditionText(st, batch.ConditionInitialized))
+	}
+	noPodsFor(ctx, t, c, ns, "pt", 2*time.Second, "not admitted")
+	noPodsFor(ctx, t, c, ns, "tf", 0, "not admitted")
+	start := time.Now()
+	createKueue(ctx, t, c, clusterQueue(ns, 4, false))
+	for _, j := range []string{"pt", "tf"} {
+		waitWorkload(ctx, t, c, ns, j, "admitted", admitted)
+		onFlavorNodes(ctx, t, c, ns, j, 2)
+		waitPhase(ctx, t, c, ns, j, batch.JobRunning)
+	}
+	t.Logf("both jobs ran on the flavour's nodes %.1f s after their ClusterQueue was created", time.Since(start).Seconds())
+	w := waitWorkload(ctx, t, c, ns, "pt", "PodsReady", func(w *unstructured.Unstructured) bool {
+		return strings.HasPrefix(workloadCondition(w, "PodsReady"), "True/")
+	})
+	t.Logf("pt's Workload: PodsReady %s", workloadCondition(w, "PodsReady"))
+}
+
+func kueueT9kOverQuota(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	createKueue(ctx, t, c, clusterQueue(ns, 2, false))
+	create(ctx, t, c, ns, queued(pyTorchJob("first").Master(sim("6s", "0")).Workers(1, sim("", "")).Obj(), ""))
+	waitPhase(ctx, t, c, ns, "first", batch.JobRunning)
+	create(ctx, t, c, ns, queued(pyTorchJob("second").Workers(1, sim("", "")).Obj(), ""))
+	w := waitWorkload(ctx, t, c, ns, "second", "waits for quota", func(w *unstructured.Unstructured) bool {
+		return strings.HasPrefix(workloadCondition(w, "QuotaReserved"), "False/")
+	})
+	st := waitQueued(ctx, t, c, ns, "second")
+	t.Logf("the second job's Workload: QuotaReserved %s; the job says %s", workloadCondition(w, "QuotaReserved"), conditionText(st, batch.ConditionInitialized))
+	for st, _ := jobStatus(ctx, c, ns, "first"); st.Phase != batch.JobSucceeded; st, _ = jobStatus(ctx, c, ns, "first") {
+		if pods := kfPodsOf(ctx, t, c, ns, "second"); len(pods) > 0 {
+			t.Fatalf("the over-quota job has pods while the first holds the quota: %d", len(pods))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	done := time.Now()
+	waitWorkload(ctx, t, c, ns, "first", "Finished", func(w *unstructured.Unstructured) bool {
+		return workloadCondition(w, "Finished") == "True/Succeeded"
+	})
+	onFlavorNodes(ctx, t, c, ns, "second", 2)
+	waitPhase(ctx, t, c, ns, "second", batch.JobRunning)
+	t.Logf("the second job ran %.1f s after the first succeeded", time.Since(done).Seconds())
+}
+
+func kueueT9kPreempted(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	low, high := priorityClasses(ctx, t, c, ns)
+	createKueue(ctx, t, c, clusterQueue(ns, 2, true))
+	create(ctx, t, c, ns, queued(pyTorchJob("low").Workers(1, sim("", "")).WorkerPolicy(batch.RestartPolicyOnFailure).Obj(), low))
+	waitPhase(ctx, t, c, ns, "low", batch.JobRunning)
+	onFlavorNodes(ctx, t, c, ns, "low", 2)
+	before := kfPodsOf(ctx, t, c, ns, "low")
+	create(ctx, t, c, ns, queued(pyTorchJob("high").Master(sim("5s", "0")).Workers(1, sim("", "")).Obj(), high))
+	start := time.Now()
+	eventually(t, 60*time.Second, "the preempted job's pods are gone and it says it is queued", func() (bool, string) {
+		st, _ := jobStatus(ctx, c, ns, "low")
+		pods := kfPodsOf(ctx, t, c, ns, "low")
+		return len(pods) == 0 && condition(st, batch.ConditionInitialized) == "False/Queued", fmt.Sprintf("%d pods, %s", len(pods), conditionText(st, batch.ConditionInitialized))
+	})
+	t.Logf("the low-priority job's pods were gone %.1f s after the high-priority job was created", time.Since(start).Seconds())
+	waitPhase(ctx, t, c, ns, "high", batch.JobRunning)
+	onFlavorNodes(ctx, t, c, ns, "high", 2)
+	waitPhase(ctx, t, c, ns, "high", batch.JobSucceeded)
+	st := waitPhase(ctx, t, c, ns, "low", batch.JobRunning)
+	onFlavorNodes(ctx, t, c, ns, "low", 2)
+	for _, p := range kfPodsOf(ctx, t, c, ns, "low") {
+		for _, q := range before {
+			if p.UID == q.UID {
+				t.Errorf("pod %s survived the preemption", p.Name)
+			}
+		}
+	}
+	if st.BackoffCount != 0 {
+		t.Errorf("backoffCount %d after a preemption; a preemption is not a failure", st.BackoffCount)
+	}
+	for _, task := range st.Tasks {
+		if task.RestartCount != 0 {
+			t.Errorf("tasks[%s].restartCount %d after a preemption; want 0", task.Type, task.RestartCount)
+		}
+	}
+}
+
+func kueueT9kPaused(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	createKueue(ctx, t, c, clusterQueue(ns, 2, false))
+	create(ctx, t, c, ns, queued(pyTorchJob("paused").Workers(1, sim("", "")).Obj(), ""))
+	waitPhase(ctx, t, c, ns, "paused", batch.JobRunning)
+	create(ctx, t, c, ns, queued(pyTorchJob("next").Workers(1, sim("", "")).Obj(), ""))
+	waitQueued(ctx, t, c, ns, "next")
+	patchJob(ctx, t, c, ns, "paused", `{"spec":{"runMode":{"pause":{"enabled":true}}}}`)
+	waitPhase(ctx, t, c, ns, "paused", batch.JobPaused)
+	w := waitWorkload(ctx, t, c, ns, "paused", "deactivated, its quota released", func(w *unstructured.Unstructured) bool {
+		active, found, _ := unstructured.NestedBool(w.Object, "spec", "active")
+		return found && !active && !strings.HasPrefix(workloadCondition(w, "QuotaReserved"), "True/")
+	})
+	t.Logf("the paused job's Workload: active false, QuotaReserved %s, Evicted %s", workloadCondition(w, "QuotaReserved"), workloadCondition(w, "Evicted"))
+	waitPhase(ctx, t, c, ns, "next", batch.JobRunning)
+	onFlavorNodes(ctx, t, c, ns, "next", 2)
+	if st, _ := jobStatus(ctx, c, ns, "paused"); st.Phase != batch.JobPaused {
+		t.Errorf("the paused job is %s; a user's pause stays a pause", st.Phase)
+	}
+	patchJob(ctx, t, c, ns, "paused", `{"spec":{"runMode":{"pause":{"enabled":false}}}}`)
+	waitWorkload(ctx, t, c, ns, "paused", "active again", func(w *unstructured.Unstructured) bool {
+		active, found, _ := unstructured.NestedBool(w.Object, "spec", "active")
+		return !found || active
+	})
+	waitQueued(ctx, t, c, ns, "paused")
+	noPodsFor(ctx, t, c, ns, "paused", time.Second, "resumed while the other job holds the quota")
+	if err := c.Delete(ctx, &batch.PyTorchTrainingJob{ObjectMeta: objectMeta(ns, "next")}); err != nil {
+		t.Fatal(err)
+	}
+	waitPhase(ctx, t, c, ns, "paused", batch.JobRunning)
+	onFlavorNodes(ctx, t, c, ns, "paused", 2)
+}
+
+// priorityClasses creates a low and a high WorkloadPriorityClass for the feature.
+func priorityClasses(ctx context.Context, t *testing.T, c client.Client, ns string) (low, high string) {
+	low, high = ns+"-low", ns+"-high"
+	for name, value := range map[string]int64{low: 100, high: 1000} {
+		wpc := kueueObject("WorkloadPriorityClass", "", name, nil)
+		delete(wpc.Object, "spec")
+		wpc.Object["value"] = value
+		createKueue(ctx, t, c, wpc)
+		t.Cleanup(func() { _ = c.Delete(context.Background(), wpc) })
+	}
+	return low, high
+}
+
+// conditionText is "Status/Reason: message" of a job's condition.
+func conditionText(st batch.TrainingJobStatus, typ string) string {
+	for _, c := range st.Conditions {
+		if c.Type == typ {
+			return fmt.Sprintf("%s %s/%s: %s", typ, c.Status, c.Reason, c.Message)
+		}
+	}
+	return typ + " unset"
+}
+
+func kueueT9kPartial(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	createKueue(ctx, t, c, clusterQueue(ns, 2, false))
+	job := queued(pyTorchJob("el").Workers(1, sim("", "")).Obj(), "").(*batch.PyTorchTrainingJob)
+	job.Spec.ReplicaSpecs[1].ScalingWeight = ptr(int32(1))
+	job.Spec.TorchrunConfig = &batch.TorchrunConfig{Enabled: ptr(true)}
+	job.Spec.Elastic = &batch.ElasticConfig{Enabled: ptr(true), MinReplicas: ptr(int32(2)), MaxReplicas: ptr(int32(4))}
+	create(ctx, t, c, ns, job)
+	w := waitWorkload(ctx, t, c, ns, "el", "admitted", admitted)
+	sets, _, _ := unstructured.NestedSlice(w.Object, "spec", "podSets")
+	var asked []string
+	for _, s := range sets {
+		m := s.(map[string]any)
+		asked = append(asked, fmt.Sprintf("%v %v (minCount %v)", m["name"], m["count"], m["minCount"]))
+	}
+	t.Logf("the Workload asks %s", strings.Join(asked, ", "))
+	onFlavorNodes(ctx, t, c, ns, "el", 2)
+	st := waitPhase(ctx, t, c, ns, "el", batch.JobRunning)
+	if st.DesiredReplicas != 2 {
+		t.Errorf("desiredReplicas %d; want the 2 Kueue admitted", st.DesiredReplicas)
+	}
+	for _, p := range kfPodsOf(ctx, t, c, ns, "el") {
+		if got := envOf(p, "WORLD_SIZE"); got != "2" {
+			t.Errorf("%s: WORLD_SIZE %q; want 2, the admitted size", p.Name, got)
+		}
+	}
+	time.Sleep(time.Second)
+	if wls := workloadsOf(ctx, t, c, ns, "el"); len(wls) != 1 || wls[0].GetUID() != w.GetUID() {
+		t.Errorf("the Workload was replaced after the partial admission: %d Workloads", len(wls))
+	}
+}

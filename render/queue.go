@@ -1,0 +1,627 @@
+package render
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	"github.com/trainyard/trainyard/apis/kueue"
+)
+
+// This file holds the T9k kinds' side of Kueue's job protocol, the one Kueue's jobframework runs
+// for the kinds it integrates itself, for a job labelled kueue.x-k8s.io/queue-name (Kueue reaches
+// the kubeflow.org kinds through its own integration instead, and their runPolicy.suspend):
+//
+//   - the job is represented by a Workload it owns, one podSet per replica type (name, count,
+//     template), in the LocalQueue the label names, at the priority of its priority class;
+//   - it has no pod until the Workload is admitted (Admitted=True, not Evicted); the pods of an
+//     admitted job get the node labels and tolerations of the ResourceFlavors the admission names
+//     (and what admission checks add), as Kueue's PodSetInfo gives them;
+//   - when the Workload is evicted (preempted, deactivated, its queue stopped) the pods are
+//     deleted, counted as neither restart nor failure, and once none is left the admission is
+//     released (QuotaReserved=False, Requeued), so the quota goes to another Workload;
+//   - a user's pause (runMode.pause) deactivates the Workload (spec.active=false), so a paused job
+//     holds no quota either; resuming activates it, and the job queues again;
+//   - PodsReady follows the pods (for Kueue's waitForPodsReady); a finished job's Workload is
+//     marked Finished, which releases its quota.
+//
+// The hold is Kueue's, not the user's: the job's phase is Pending with Initialized=False, reason
+// Queued, and a user's pause stays a pause.
+
+// Queue is a T9k job's place in Kueue, from its labels.
+type Queue struct {
+	// Name is the LocalQueue (kueue.x-k8s.io/queue-name).
+	Name string
+	// PriorityClass is the WorkloadPriorityClass (kueue.x-k8s.io/priority-class), if any.
+	PriorityClass string
+	// Requested is the pod count an elastic job asked for when Kueue admitted fewer (partial
+	// admission, AdmittedJob): the job runs with what was admitted, its Workload keeps asking this.
+	Requested int32
+}
+
+// KueueObservation is what the controller observed for a queued job.
+type KueueObservation struct {
+	// Workload is the job's Workload as observed; nil when it does not exist.
+	Workload *kueue.Workload
+	// Flavors are the ResourceFlavors the Workload's admission names, by name.
+	Flavors map[string]*kueue.ResourceFlavor
+	// Priority is the job's priority class and value, resolved; nil when it names none.
+	Priority *WorkloadPriority
+	// PriorityError says why the priority class could not be resolved (it does not exist).
+	PriorityError string
+}
+
+// WorkloadPriority is the priority class a Workload's priority comes from, and its value.
+type WorkloadPriority struct {
+	Ref   kueue.PriorityClassRef
+	Value int32
+}
+
+// KueueDecisions are what a queued job's Workload needs after this round.
+type KueueDecisions struct {
+	// Workload is the name of the job's Workload.
+	Workload string `json:"workload"`
+	// Admitted: the Workload is admitted, so the job's pods may exist.
+	Admitted bool `json:"admitted"`
+	// Create: no Workload exists; Output.KueueWorkload is to be created.
+	Create bool `json:"create,omitempty"`
+	// Replace: the Workload asks for other pod sets or another queue than the job now wants; it is
+	// deleted (and created anew in a later round).
+	Replace bool `json:"replace,omitempty"`
+	// SetActive, when set, is the new spec.active: false while the user pauses the job, true once
+	// the job that Trainyard deactivated is resumed.
+	SetActive *bool `json:"setActive,omitempty"`
+	// Conditions are the Workload conditions to set (only those that change).
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// ReleaseAdmission: the Workload was evicted and the job has no pod left: its admission is
+	// removed (with QuotaReserved=False among Conditions).
+	ReleaseAdmission bool `json:"releaseAdmission,omitempty"`
+}
+
+// AnnotationDeactivated is set on a Workload that Trainyard deactivated because its job was paused.
+// Set and removed by the controller as render's SetActive says; read by render, which reactivates
+// only a Workload it deactivated itself (one deactivated by Kueue or by hand stays so).
+const AnnotationDeactivated = "batch.tensorstack.dev/deactivated-by-pause"
+
+// Reasons of a queued job's Initialized=False condition.
+const (
+	ReasonQueued                 = batch.ReasonQueued
+	ReasonKueueNotInstalled      = "KueueNotInstalled"
+	ReasonPriorityClassNotFound  = "PriorityClassNotFound"
+	ReasonKueueAdmissionConflict = "KueueAdmissionConflict"
+)
+
+// DeleteEvicted is the reason of a pod deleted because Kueue evicted (or never admitted) its job.
+const DeleteEvicted = "Evicted"
+
+// queueOf reads a T9k job's place in Kueue from its labels; nil when it is not queued.
+func queueOf(labels map[string]string) *Queue {
+	name := labels[kueue.LabelQueueName]
+	if name == "" {
+		return nil
+	}
+	return &Queue{Name: name, PriorityClass: labels[kueue.LabelPriorityClass]}
+}
+
+// WorkloadName is the name of the Workload of a job, as Kueue's jobframework names it:
+// <kind>-<name>, lower case, and a hash of the kind, group, name and UID.
+func WorkloadName(j *Job) string {
+	group := strings.SplitN(j.APIVersion, "/", 2)[0]
+	h := sha1.New()
+	for i, part := range []string{j.Kind, group, j.Name, string(j.UID)} {
+		if i > 0 {
+			h.Write([]byte("\n"))
+		}
+		h.Write([]byte(part))
+	}
+	prefix := strings.ToLower(j.Kind) + "-" + j.Name
+	if len(prefix) > 247 { // 253, less the hash and its dash
+		prefix = prefix[:247]
+	}
+	return prefix + "-" + hex.EncodeToString(h.Sum(nil))[:5]
+}
+
+// queueHold decides for a queued job that is neither finished nor paused whether it must wait for
+// Kueue, and if so holds it: no pod is created and the pods it has are deleted. It reports
+// whether the job is held. For an admitted job it keeps what its pods get from the admission.
+func (r *renderer) queueHold() bool {
+	q := r.job.Queue
+	if q == nil {
+		return false
+	}
+	d := &r.out.Decisions
+	hold := func(reason, message string) bool {
+		for _, p := range r.allObserved() {
+			r.delete(p, DeleteEvicted)
+		}
+		d.Phase, d.Reason, d.Message = batch.JobPending, reason, message
+		d.Queued = &Blocked{Reason: reason, Message: message}
+		// Note: as for a suspended batch Job, startTime is cleared while the job is held, so the
+		// deadline counts from the pods' next start.
+		d.StartTime = nil
+		return true
+	}
+	k := r.in.Kueue
+	switch {
+	case k == nil || !r.in.InstalledCRDs[kueue.WorkloadCRD]:
+		return hold(ReasonKueueNotInstalled, fmt.Sprintf("the job is labelled %s=%s but Kueue's Workload CRD (%s) is not installed; it waits for Kueue, or remove the label", kueue.LabelQueueName, q.Name, kueue.WorkloadCRD))
+	case k.PriorityError != "":
+		return hold(ReasonPriorityClassNotFound, k.PriorityError)
+	}
+	w := k.Workload
+	name := WorkloadName(r.job)
+	switch {
+	case w == nil:
+		return hold(ReasonQueued, fmt.Sprintf("creating Workload %s in LocalQueue %s", name, q.Name))
+	case r.staleWorkload(w):
+		return hold(ReasonQueued, fmt.Sprintf("Workload %s no longer matches the job's replicas or queue; it is replaced", name))
+	case condition(w, kueue.WorkloadFinished):
+		return hold(ReasonQueued, fmt.Sprintf("Workload %s is finished; the job cannot run under it", name))
+	case condition(w, kueue.WorkloadEvicted):
+		c := meta.FindStatusCondition(w.Status.Conditions, kueue.WorkloadEvicted)
+		return hold(ReasonQueued, fmt.Sprintf("Workload %s was evicted by Kueue (%s: %s); waiting to be admitted again", name, c.Reason, c.Message))
+	case !condition(w, kueue.WorkloadAdmitted) || w.Status.Admission == nil:
+		msg := fmt.Sprintf("waiting for Kueue to admit Workload %s in LocalQueue %s", name, q.Name)
+		if c := meta.FindStatusCondition(w.Status.Conditions, kueue.WorkloadQuotaReserved); c != nil && c.Message != "" {
+			msg += ": " + c.Message
+		}
+		return hold(ReasonQueued, msg)
+	}
+	infos, err := podSetInfos(w, k.Flavors)
+	if err == nil {
+		err = r.checkPodSetInfos(infos)
+	}
+	if err != nil {
+		hold(ReasonKueueAdmissionConflict, fmt.Sprintf("Workload %s cannot start: %v", name, err))
+		d.Blocked, d.Queued = d.Queued, nil
+		return true
+	}
+	r.admission = infos
+	return false
+}
+
+// condition reports whether the Workload's condition typ is True.
+func condition(w *kueue.Workload, typ string) bool {
+	return meta.IsStatusConditionTrue(w.Status.Conditions, typ)
+}
+
+// podSetInfo is what the pods of one podSet get from their admission: Kueue's PodSetInfo.
+type podSetInfo struct {
+	labels       map[string]string
+	annotations  map[string]string
+	nodeSelector map[string]string
+	tolerations  []corev1.Toleration
+}
+
+// podSetInfos computes each admitted podSet's pod additions as Kueue's jobframework does: the node
+// labels and tolerations of every flavour the podSet's resources were assigned (each flavour once),
+// the podset label, then the podSetUpdates of the admission checks.
+func podSetInfos(w *kueue.Workload, flavors map[string]*kueue.ResourceFlavor) (map[string]*podSetInfo, error) {
+	out := map[string]*podSetInfo{}
+	for _, a := range w.Status.Admission.PodSetAssignments {
+		info := &podSetInfo{
+			labels:       map[string]string{kueue.LabelPodSet: a.Name},
+			annotations:  map[string]string{},
+			nodeSelector: map[string]string{},
+		}
+		names := slices.Sorted(maps.Keys(a.Flavors))
+		seen := map[string]bool{}
+		for _, res := range names {
+			f := a.Flavors[res]
+			if seen[f] {
+				continue
+			}
+			seen[f] = true
+			rf := flavors[f]
+			if rf == nil {
+				return nil, fmt.Errorf("ResourceFlavor %s of pod set %s is not found", f, a.Name)
+			}
+			maps.Copy(info.nodeSelector, rf.Spec.NodeLabels)
+			info.tolerations = append(info.tolerations, rf.Spec.Tolerations...)
+		}
+		for _, check := range w.Status.AdmissionChecks {
+			for _, u := range check.PodSetUpdates {
+				if u.Name != a.Name {
+					continue
+				}
+				for what, m := range map[string][2]map[string]string{
+					"labels": {info.labels, u.Labels}, "annotations": {info.annotations, u.Annotations}, "nodeSelector": {info.nodeSelector, u.NodeSelector},
+				} {
+					if err := mergeStrings(m[0], m[1]); err != nil {
+						return nil, fmt.Errorf("admission check %s, pod set %s, %s: %w", check.Name, a.Name, what, err)
+					}
+				}
+				info.tolerations = addTolerations(info.tolerations, u.Tolerations)
+			}
+		}
+		out[a.Name] = info
+	}
+	return out, nil
+}
+
+// checkPodSetInfos checks that every replica type has an admitted podSet and that what the
+// admission adds does not contradict its template (a node selector set to another value, say).
+func (r *renderer) checkPodSetInfos(infos map[string]*podSetInfo) error {
+	for _, t := range r.job.Replicas {
+		info := infos[t.Type]
+		if info == nil {
+			return fmt.Errorf("the admission has no pod set %s", t.Type)
+		}
+		for what, m := range map[string][2]map[string]string{
+			"labels": {t.Template.Labels, info.labels}, "annotations": {t.Template.Annotations, info.annotations}, "nodeSelector": {t.Template.Spec.NodeSelector, info.nodeSelector},
+		} {
+			if err := mergeStrings(maps.Clone(m[0]), m[1]); err != nil {
+				return fmt.Errorf("replica type %s, %s: %w", t.Type, what, err)
+			}
+		}
+	}
+	return nil
+}
+
+// mergeStrings copies from into into, refusing a key that into holds with another value.
+func mergeStrings(into, from map[string]string) error {
+	for _, k := range slices.Sorted(maps.Keys(from)) {
+		if v, ok := into[k]; ok && v != from[k] {
+			return fmt.Errorf("%s is %q, the admission wants %q", k, v, from[k])
+		}
+		if into != nil {
+			into[k] = from[k]
+		}
+	}
+	return nil
+}
+
+func addTolerations(to, more []corev1.Toleration) []corev1.Toleration {
+	for _, t := range more {
+		if !slices.ContainsFunc(to, func(e corev1.Toleration) bool { return equality.Semantic.DeepEqual(e, t) }) {
+			to = append(to, t)
+		}
+	}
+	return to
+}
+
+// applyAdmission gives a pod of replica type t what its podSet's admission adds.
+func (r *renderer) applyAdmission(t *ReplicaType, pod *corev1.Pod) {
+	info := r.admission[t.Type]
+	if info == nil {
+		return
+	}
+	maps.Copy(pod.Labels, info.labels)
+	maps.Copy(pod.Annotations, info.annotations)
+	if len(info.nodeSelector) > 0 {
+		if pod.Spec.NodeSelector == nil {
+			pod.Spec.NodeSelector = map[string]string{}
+		}
+		maps.Copy(pod.Spec.NodeSelector, info.nodeSelector)
+	}
+	pod.Spec.Tolerations = addTolerations(pod.Spec.Tolerations, info.tolerations)
+}
+
+// elasticPodSet is the index of the replica type an elastic job grows and shrinks by (the one its
+// elastic split sizes), or -1 when it has none or several: Kueue's partial admission lets one
+// podSet only have a minCount.
+func elasticPodSet(j *Job) int {
+	if j.Elastic == nil {
+		return -1
+	}
+	sized := -1
+	weighted := slices.ContainsFunc(j.Replicas, func(t ReplicaType) bool { return t.ScalingWeight > 0 })
+	for i, t := range j.Replicas {
+		if (weighted && t.ScalingWeight > 0) || (!weighted && t.Type != batch.PyTorchReplicaMaster) {
+			if sized >= 0 {
+				return -1
+			}
+			sized = i
+		}
+	}
+	return sized
+}
+
+// requestedReplicas are the replica types as the job asks Kueue for them: an elastic job admitted
+// partially asks for its expected size still.
+func requestedReplicas(j *Job) []ReplicaType {
+	if j.Queue == nil || j.Queue.Requested == 0 || j.Elastic == nil {
+		return j.Replicas
+	}
+	return splitElastic(j.Replicas, j.Queue.Requested)
+}
+
+// AdmittedJob is j sized to what Kueue admitted: an elastic job whose Workload was admitted with
+// fewer pods than asked (partial admission, by the minCount of its elastic podSet) runs with the
+// admitted count, split as elastic jobs are, and its Queue.Requested keeps what it asked. Render
+// applies it; the controller applies it to the model the status is derived from. Applying it
+// twice changes nothing.
+func AdmittedJob(j Job, k *KueueObservation) Job {
+	i := elasticPodSet(&j)
+	if j.Queue == nil || j.Queue.Requested != 0 || i < 0 || k == nil || k.Workload == nil || k.Workload.Status.Admission == nil {
+		return j
+	}
+	w := k.Workload
+	typ := j.Replicas[i].Type
+	ps := slices.IndexFunc(w.Spec.PodSets, func(p kueue.PodSet) bool { return p.Name == typ })
+	as := slices.IndexFunc(w.Status.Admission.PodSetAssignments, func(a kueue.PodSetAssignment) bool { return a.Name == typ })
+	if ps < 0 || as < 0 || w.Status.Admission.PodSetAssignments[as].Count == nil {
+		return j
+	}
+	short := w.Spec.PodSets[ps].Count - *w.Status.Admission.PodSetAssignments[as].Count
+	if short <= 0 || w.Spec.PodSets[ps].Count != j.Replicas[i].Replicas {
+		return j
+	}
+	q, e := *j.Queue, *j.Elastic
+	q.Requested = e.Expected
+	e.Expected = max(e.Expected-short, e.Min)
+	j.Queue, j.Elastic = &q, &e
+	j.Replicas = splitElastic(j.Replicas, e.Expected)
+	return j
+}
+
+// desiredWorkload is the Workload that represents the job in its queue.
+func (r *renderer) desiredWorkload() *kueue.Workload {
+	j := r.job
+	w := &kueue.Workload{
+		TypeMeta: metav1.TypeMeta{APIVersion: kueue.GroupVersion.String(), Kind: kueue.KindWorkload},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            WorkloadName(j),
+			Namespace:       j.Namespace,
+			Labels:          jobLabels(j),
+			OwnerReferences: []metav1.OwnerReference{ownerRef(j)},
+		},
+		Spec: kueue.WorkloadSpec{QueueName: j.Queue.Name},
+	}
+	w.Labels[kueue.LabelJobUID] = string(j.UID)
+	if j.Pause {
+		// Created for a paused job: inactive until the user resumes it.
+		w.Annotations = map[string]string{AnnotationDeactivated: "true"}
+		w.Spec.Active = ptr(false)
+	}
+	if p := r.in.Kueue.Priority; p != nil {
+		ref := p.Ref
+		w.Spec.PriorityClassRef, w.Spec.Priority = &ref, ptr(p.Value)
+	}
+	requested := requestedReplicas(j)
+	for _, t := range requested {
+		w.Spec.PodSets = append(w.Spec.PodSets, kueue.PodSet{Name: t.Type, Count: t.Replicas, Template: *t.Template.DeepCopy()})
+	}
+	// An elastic job may start with fewer pods than it asks, down to minReplicas: its elastic
+	// podSet's minCount (Kueue admits partially only with its PartialAdmission feature, on by
+	// default, and drops minCount without it).
+	if i := elasticPodSet(j); i >= 0 {
+		asked := j.Elastic.Expected
+		if j.Queue.Requested != 0 {
+			asked = j.Queue.Requested
+		}
+		if least := max(requested[i].Replicas-(asked-j.Elastic.Min), 1); least < requested[i].Replicas {
+			w.Spec.PodSets[i].MinCount = ptr(least)
+		}
+	}
+	return w
+}
+
+// staleWorkload reports whether the observed Workload asks for other pod sets (names and counts)
+// or another queue than the job now wants: the job was scaled or moved to another queue.
+func (r *renderer) staleWorkload(w *kueue.Workload) bool {
+	requested := requestedReplicas(r.job)
+	if w.Spec.QueueName != r.job.Queue.Name || len(w.Spec.PodSets) != len(requested) {
+		return true
+	}
+	for i, t := range requested {
+		if ps := w.Spec.PodSets[i]; ps.Name != t.Type || ps.Count != t.Replicas {
+			return true
+		}
+	}
+	return false
+}
+
+// kueueDecisions decides, after the round's other decisions, what the job's Workload needs: to
+// be created or replaced, (de)activated with the user's pause, released after an eviction, marked
+// PodsReady or Finished.
+func (r *renderer) kueueDecisions() {
+	k := r.in.Kueue
+	if r.job.Queue == nil || k == nil || !r.in.InstalledCRDs[kueue.WorkloadCRD] || k.PriorityError != "" {
+		return
+	}
+	d := &r.out.Decisions
+	kd := &KueueDecisions{Workload: WorkloadName(r.job), Admitted: r.admission != nil}
+	d.Kueue = kd
+	ended := r.terminal()
+	w := k.Workload
+	if !ended {
+		desired := r.desiredWorkload()
+		if w == nil {
+			kd.Create = true
+		}
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(desired)
+		if err == nil {
+			r.out.KueueWorkload = &unstructured.Unstructured{Object: u}
+		}
+	}
+	if w == nil {
+		return
+	}
+	if !ended && r.staleWorkload(w) {
+		kd.Replace = true
+		return
+	}
+	active := w.Spec.Active == nil || *w.Spec.Active
+	switch {
+	case r.job.Pause && active && !ended:
+		kd.SetActive = ptr(false)
+	case !r.job.Pause && !active && w.Annotations[AnnotationDeactivated] != "":
+		kd.SetActive = ptr(true)
+	}
+	set := func(typ string, status bool, reason, message string) {
+		s := metav1.ConditionFalse
+		if status {
+			s = metav1.ConditionTrue
+		}
+		if c := meta.FindStatusCondition(w.Status.Conditions, typ); c != nil && c.Status == s && c.Reason == reason && c.Message == message {
+			return
+		}
+		kd.Conditions = append(kd.Conditions, metav1.Condition{Type: typ, Status: s, Reason: reason, Message: message, LastTransitionTime: r.now, ObservedGeneration: w.Generation})
+	}
+	if ended {
+		if !condition(w, kueue.WorkloadFinished) {
+			reason := kueue.FinishedSucceeded
+			if d.Phase == batch.JobFailed {
+				reason = kueue.FinishedFailed
+			}
+			msg := d.Message
+			if msg == "" {
+				msg = "the job " + strings.ToLower(string(d.Phase))
+			}
+			set(kueue.WorkloadFinished, true, reason, msg)
+		}
+		return
+	}
+	if d.Blocked != nil && d.Blocked.Reason == ReasonKueueAdmissionConflict {
+		set(kueue.WorkloadFinished, true, kueue.FinishedFailedToStart, d.Blocked.Message)
+		return
+	}
+	if ev := meta.FindStatusCondition(w.Status.Conditions, kueue.WorkloadEvicted); ev != nil && ev.Status == metav1.ConditionTrue {
+		if condition(w, kueue.WorkloadQuotaReserved) && !r.podsActive() {
+			requeue := ev.Reason == kueue.EvictedByPreemption || ev.Reason == kueue.EvictedByNodeFailures
+			set(kueue.WorkloadRequeued, requeue, ev.Reason, ev.Message)
+			set(kueue.WorkloadQuotaReserved, false, kueue.QuotaReservedPending, ev.Message)
+			if condition(w, kueue.WorkloadAdmitted) {
+				set(kueue.WorkloadAdmitted, false, "NoReservation", "The workload has no reservation")
+			}
+			kd.ReleaseAdmission = true
+		}
+	}
+	r.podsReady(w, set)
+}
+
+// podsActive reports whether a pod of the job may still hold resources after this round: one that
+// is neither finished nor gone. An evicted Workload keeps its quota until none is left.
+func (r *renderer) podsActive() bool {
+	for _, p := range r.allObserved() {
+		if ph := p.pod.Status.Phase; ph != corev1.PodSucceeded && ph != corev1.PodFailed {
+			return true
+		}
+	}
+	return false
+}
+
+// podsReady keeps the Workload's PodsReady condition, as Kueue's jobframework does for its
+// waitForPodsReady: True once every replica runs (or has succeeded) under an admission, False
+// (waiting for start, or for recovery after a pod was lost) otherwise. A False condition is not
+// written where none exists yet (Kueue reads a missing one as not ready).
+func (r *renderer) podsReady(w *kueue.Workload, set func(typ string, status bool, reason, message string)) {
+	prev := meta.FindStatusCondition(w.Status.Conditions, kueue.WorkloadPodsReady)
+	if r.admission == nil {
+		if prev != nil {
+			set(kueue.WorkloadPodsReady, false, kueue.PodsReadyWaitForStart, "Not all pods are ready or succeeded")
+		}
+		return
+	}
+	var ready int32
+	for _, p := range r.observed {
+		if ph := p.pod.Status.Phase; (ph == corev1.PodRunning || ph == corev1.PodSucceeded) && !p.deleting && p.pod.DeletionTimestamp == nil {
+			ready++
+		}
+	}
+	switch {
+	case ready >= r.job.PodCount():
+		reason := kueue.PodsReadyStarted
+		if prev != nil && (prev.Reason == kueue.PodsReadyWaitForRecovery || prev.Reason == kueue.PodsReadyRecovered) {
+			reason = kueue.PodsReadyRecovered
+		}
+		set(kueue.WorkloadPodsReady, true, reason, "All pods reached readiness and the workload is running")
+	case prev == nil:
+	case prev.Status == metav1.ConditionTrue || prev.Reason == kueue.PodsReadyWaitForRecovery:
+		set(kueue.WorkloadPodsReady, false, kueue.PodsReadyWaitForRecovery, "At least one pod has failed, waiting for recovery")
+	default:
+		set(kueue.WorkloadPodsReady, false, kueue.PodsReadyWaitForStart, "Not all pods are ready or succeeded")
+	}
+}
+
+// PriorityOf resolves a queued job's priority as Kueue's jobframework does for a job it does not
+// know better: the WorkloadPriorityClass its label names, else the PriorityClass of the first
+// replica template that names one, else none. value looks a class up; found is false when it does
+// not exist, and the job then waits with a message saying so.
+func PriorityOf(j *Job, value func(ref kueue.PriorityClassRef) (v int32, found bool)) (*WorkloadPriority, string) {
+	var ref kueue.PriorityClassRef
+	switch {
+	case j.Queue == nil:
+		return nil, ""
+	case j.Queue.PriorityClass != "":
+		ref = kueue.PriorityClassRef{Group: kueue.PriorityClassGroupKueue, Kind: kueue.KindWorkloadPriorityClass, Name: j.Queue.PriorityClass}
+	default:
+		for _, t := range j.Replicas {
+			if n := t.Template.Spec.PriorityClassName; n != "" {
+				ref = kueue.PriorityClassRef{Group: kueue.PriorityClassGroupPod, Kind: kueue.PriorityClassKindPod, Name: n}
+				break
+			}
+		}
+	}
+	if ref.Name == "" {
+		return nil, ""
+	}
+	v, found := value(ref)
+	if !found {
+		return nil, fmt.Sprintf("%s %s is not found: Kueue needs it for the Workload's priority", ref.Kind, ref.Name)
+	}
+	return &WorkloadPriority{Ref: ref, Value: v}, ""
+}
+
+// ReadObservedKueue reads, for a queued job, Kueue's objects among observed documents (the format
+// of ReadObserved): the job's Workload (by its name), every ResourceFlavor, and the priority
+// classes its priority resolves through. It returns nil for a job that is not queued.
+func ReadObservedKueue(data []byte, j *Job) (*KueueObservation, error) {
+	if j.Queue == nil {
+		return nil, nil
+	}
+	docs, err := splitDocuments(data)
+	if err != nil {
+		return nil, err
+	}
+	obs := &KueueObservation{Flavors: map[string]*kueue.ResourceFlavor{}}
+	values := map[kueue.PriorityClassRef]int32{}
+	for i, doc := range docs {
+		var head struct {
+			Kind     string            `json:"kind"`
+			Metadata metav1.ObjectMeta `json:"metadata"`
+			Value    int32             `json:"value"`
+		}
+		if err := yaml.Unmarshal(doc, &head); err != nil {
+			return nil, fmt.Errorf("observed document %d: %w", i+1, err)
+		}
+		switch head.Kind {
+		case kueue.KindWorkload:
+			if head.Metadata.Name != WorkloadName(j) {
+				continue
+			}
+			obs.Workload = &kueue.Workload{}
+			if err := yaml.Unmarshal(doc, obs.Workload); err != nil {
+				return nil, fmt.Errorf("observed document %d (Workload): %w", i+1, err)
+			}
+		case kueue.KindResourceFlavor:
+			rf := &kueue.ResourceFlavor{}
+			if err := yaml.Unmarshal(doc, rf); err != nil {
+				return nil, fmt.Errorf("observed document %d (ResourceFlavor): %w", i+1, err)
+			}
+			obs.Flavors[rf.Name] = rf
+		case kueue.KindWorkloadPriorityClass:
+			values[kueue.PriorityClassRef{Group: kueue.PriorityClassGroupKueue, Kind: head.Kind, Name: head.Metadata.Name}] = head.Value
+		case kueue.PriorityClassKindPod:
+			values[kueue.PriorityClassRef{Group: kueue.PriorityClassGroupPod, Kind: head.Kind, Name: head.Metadata.Name}] = head.Value
+		}
+	}
+	obs.Priority, obs.PriorityError = PriorityOf(j, func(ref kueue.PriorityClassRef) (int32, bool) {
+		v, ok := values[ref]
+		return v, ok
+	})
+	return obs, nil
+}
