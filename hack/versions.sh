@@ -4,6 +4,8 @@ KUBE_VERSION=v1.36.3
 ETCD_VERSION=v3.6.16
 KWOK_VERSION=v0.8.0
 CONTROLLER_TOOLS_VERSION=v0.23.0
+# Helm renders and lints charts/trainyard (make test-chart) and installs it in e2e.
+HELM_VERSION=v4.3.1
 
 # Built binaries live outside the repo, keyed by version, so a second run costs nothing.
 TRAINYARD_CACHE=${TRAINYARD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/trainyard}
@@ -11,5 +13,6 @@ KUBE_BIN=$TRAINYARD_CACHE/kubernetes-$KUBE_VERSION
 ETCD_BIN=$TRAINYARD_CACHE/etcd-$ETCD_VERSION
 KWOK_BIN=$TRAINYARD_CACHE/kwok-$KWOK_VERSION
 CONTROLLER_GEN=$TRAINYARD_CACHE/controller-tools-$CONTROLLER_TOOLS_VERSION/controller-gen
+HELM=$TRAINYARD_CACHE/helm-$HELM_VERSION/helm
 # envtest wants etcd and kube-apiserver in one folder.
 ENVTEST_ASSETS=$TRAINYARD_CACHE/envtest-$KUBE_VERSION-$ETCD_VERSION
