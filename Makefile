@@ -9,6 +9,8 @@ KUBE_VERSION := $(call version,KUBE_VERSION)
 ETCD_VERSION := $(call version,ETCD_VERSION)
 KUBE_BIN := $(call version,KUBE_BIN)
 CONTROLLER_GEN := $(call version,CONTROLLER_GEN)
+HELM_VERSION := $(call version,HELM_VERSION)
+HELM := $(call version,HELM)
 ENVTEST_ASSETS := $(call version,ENVTEST_ASSETS)
 
 # The image the Deployment runs: the name and tag kustomize/manager/kustomization.yaml sets.
@@ -51,12 +53,19 @@ generate: ## Generate deepcopy and apply configurations for apis/.
 	$(CONTROLLER_GEN) applyconfiguration:headerFile=hack/boilerplate.go.txt paths=./apis/...
 
 .PHONY: manifests
-manifests: ## Generate the CRDs and RBAC under kustomize/ (the kubeflow.org CRDs under kustomize/kubeflow/crd).
+manifests: ## Generate the CRDs and RBAC under kustomize/ (the kubeflow.org CRDs under kustomize/kubeflow/crd) and the chart's copies.
 	hack/tools.sh controller-gen
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./apis/batch/... output:crd:dir=kustomize/crd/bases
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./apis/kubeflow/... output:crd:dir=kustomize/kubeflow/crd
 	go run ./hack/crdtrim kustomize/crd/bases/*.yaml kustomize/kubeflow/crd/*.yaml
 	$(CONTROLLER_GEN) rbac:roleName=trainyard-manager paths=./... output:rbac:dir=kustomize/rbac
+	@# The chart reads copies (Helm reads no file outside the chart); make test-chart checks that
+	@# chart and kustomize/ render the same objects.
+	rm -rf charts/trainyard/files/crds charts/trainyard/files/rbac
+	mkdir -p charts/trainyard/files/crds charts/trainyard/files/rbac
+	cp kustomize/crd/bases/*.yaml kustomize/kubeflow/crd/*.yaml charts/trainyard/files/crds/
+	cp kustomize/rbac/role.yaml charts/trainyard/files/rbac/manager-role.yaml
+	cp kustomize/kubeflow/role.yaml charts/trainyard/files/rbac/kubeflow-role.yaml
 
 .PHONY: verify
 verify: ## Regenerate everything and fail if a generated file differs, or code is unformatted.
