@@ -74,8 +74,8 @@ verify: ## Regenerate everything and fail if a generated file differs, or code i
 ##@ Test
 
 .PHONY: test
-test: ## Run every test layer: unit, image, fuzz, real PyTorch, integration (envtest), e2e (local cluster).
-	@for step in tools verify test-unit test-image test-fuzz test-torch test-integration test-e2e; do \
+test: ## Run every test layer: unit, image, fuzz, real PyTorch, chart, integration (envtest), e2e (local cluster).
+	@for step in tools verify test-unit test-image test-fuzz test-torch test-chart test-integration test-e2e; do \
 	  start=$$SECONDS; \
 	  $(MAKE) --no-print-directory $$step || { echo "== make $$step FAILED after $$((SECONDS - start))s"; exit 1; }; \
 	  echo "== make $$step passed in $$((SECONDS - start))s"; \
@@ -113,6 +113,16 @@ test-torch: ## Real PyTorch (Debian's python3-torch) runs every launch mode's re
 	hack/torch.sh
 	go vet -tags torch ./hack/torchtest
 	go test -tags torch -count=1 -timeout 20m -v ./hack/torchtest
+
+.PHONY: test-chart
+test-chart: ## Lint and render charts/trainyard (pinned helm): the same objects as kustomize/, values applied, alerts as documented.
+	@echo "== layer: chart (helm $(HELM_VERSION), kustomize of kubectl $(KUBE_VERSION))"
+	hack/tools.sh helm
+	hack/tools.sh kube
+	$(HELM) lint --strict charts/trainyard
+	$(HELM) lint --strict charts/trainyard --set kubeflow.enabled=true,metrics.serviceMonitor.enabled=true,prometheusRule.enabled=true
+	go vet -tags chart ./hack/charttest
+	HELM=$(HELM) KUBECTL=$(KUBECTL) go test -tags chart -count=1 -v ./hack/charttest
 
 .PHONY: test-integration
 test-integration: ## Admission tests against a real kube-apiserver (envtest).
