@@ -133,6 +133,7 @@ test-integration: ## Admission tests against a real kube-apiserver (envtest).
 .PHONY: test-e2e
 test-e2e: build ## End-to-end tests (e2e-framework) on a fresh local cluster; E2E_PROVIDER=kind|existing on a laptop.
 	@echo "== layer: e2e (provider $${E2E_PROVIDER:-local})"
+	hack/tools.sh helm
 	go test $(GO_TEST_FLAGS) -tags e2e -count=1 -timeout 30m -v ./e2e/...
 
 .PHONY: bench
