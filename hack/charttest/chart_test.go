@@ -145,6 +145,7 @@ func TestChartValues(t *testing.T) {
 		set       []string
 		wantArgs  []string // the manager container's args, in order
 		wantKinds []string // kinds beyond the default install's
+		wantErr   string   // helm template fails, saying this
 		check     func(t *testing.T, objs map[string]object)
 	}{
 		"two replicas elect a leader even with leaderElection off": {
@@ -155,6 +156,10 @@ func TestChartValues(t *testing.T) {
 			set:      []string{"leaderElection.enabled=false"},
 			wantArgs: []string{"--metrics-bind-address=:8080", "--health-probe-bind-address=:8081"},
 		},
+		"a mistyped value is refused by the chart's schema": {
+			set:     []string{"operator.kubeAPIBuurst=3"},
+			wantErr: "additional properties 'kubeAPIBuurst' not allowed",
+		},
 		"the operator's flags and extra arguments": {
 			set: []string{"operator.clusterDomain=example.org", "operator.maxConcurrentReconciles=8", "operator.kubeAPIQPS=50",
 				"operator.kubeAPIBurst=100", "operator.createParallelism=16", "operator.statusBatchInterval=2s",
@@ -162,6 +167,10 @@ func TestChartValues(t *testing.T) {
 			wantArgs: []string{"--leader-elect", "--metrics-bind-address=:9090", "--health-probe-bind-address=:9091",
 				"--cluster-domain=example.org", "--max-concurrent-reconciles=8", "--kube-api-qps=50", "--kube-api-burst=100",
 				"--create-parallelism=16", "--status-batch-interval=2s", "--zap-log-level=debug", "--zap-encoder=console"},
+		},
+		"numbers from a values file (JSON numbers) stay integers": {
+			set:      []string{"json:operator.kubeAPIBurst=2000000", "json:operator.createParallelism=128"},
+			wantArgs: []string{"--leader-elect", "--metrics-bind-address=:8080", "--health-probe-bind-address=:8081", "--kube-api-burst=2000000", "--create-parallelism=128"},
 		},
 		"image, pull policy and the ServiceMonitor": {
 			set: []string{"image.repository=registry.example/trainyard", "image.tag=v1.2.3", "image.pullPolicy=Always",
@@ -199,6 +208,13 @@ func TestChartValues(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
+			if tc.wantErr != "" {
+				out, err := helmTemplateErr(t, tc.set...)
+				if err == nil || !strings.Contains(out, tc.wantErr) {
+					t.Errorf("helm template: %v; want an error saying %q\n%s", err, tc.wantErr, out)
+				}
+				return
+			}
 			objs := map[string]object{}
 			var deployment object
 			var extra []string
@@ -237,14 +253,31 @@ func container(t *testing.T, deployment object) map[string]any {
 	return spec["containers"].([]any)[0].(map[string]any)
 }
 
-// helmTemplate renders the chart as the release trainyard in trainyard-system, with --set values.
+// helmTemplate renders the chart as the release trainyard in trainyard-system, with --set values
+// ("json:" before one: --set-json, whose numbers are float64 as a values file's are).
 func helmTemplate(t *testing.T, set ...string) []object {
 	t.Helper()
+	return decode(t, run(t, tool(t, "HELM"), templateArgs(set)...))
+}
+
+// helmTemplateErr renders as helmTemplate, for a render that should fail: helm's output and error.
+func helmTemplateErr(t *testing.T, set ...string) (string, error) {
+	t.Helper()
+	cmd := command(tool(t, "HELM"), templateArgs(set)...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func templateArgs(set []string) []string {
 	args := []string{"template", release, chart, "--namespace", namespace}
 	for _, s := range set {
+		if v, ok := strings.CutPrefix(s, "json:"); ok {
+			args = append(args, "--set-json", v)
+			continue
+		}
 		args = append(args, "--set", s)
 	}
-	return decode(t, run(t, tool(t, "HELM"), args...))
+	return args
 }
 
 // kustomize renders an overlay of kustomize/ with the pinned kubectl.
@@ -255,17 +288,22 @@ func kustomize(t *testing.T, overlay string) []object {
 
 func run(t *testing.T, bin string, args ...string) []byte {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
+	cmd := command(bin, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	// Helm's own files stay in the repo's ignored .cache/, whatever the machine's home holds.
-	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+filepath.Join(root, ".cache", "helm"),
-		"HELM_CONFIG_HOME="+filepath.Join(root, ".cache", "helm", "config"), "HELM_DATA_HOME="+filepath.Join(root, ".cache", "helm", "data"))
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("%s %s: %v\n%s", filepath.Base(bin), strings.Join(args, " "), err, stderr.String())
 	}
 	return out
+}
+
+func command(bin string, args ...string) *exec.Cmd {
+	cmd := exec.Command(bin, args...)
+	// Helm's own files stay in the repo's ignored .cache/, whatever the machine's home holds.
+	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+filepath.Join(root, ".cache", "helm"),
+		"HELM_CONFIG_HOME="+filepath.Join(root, ".cache", "helm", "config"), "HELM_DATA_HOME="+filepath.Join(root, ".cache", "helm", "data"))
+	return cmd
 }
 
 // tool is the binary the Makefile passes in the environment variable (the pinned helm or kubectl).

@@ -27,16 +27,16 @@ The operator's arguments. --leader-elect whenever more than one replica runs.
 - --cluster-domain={{ . }}
 {{- end }}
 {{- if not (kindIs "invalid" $o.maxConcurrentReconciles) }}
-- --max-concurrent-reconciles={{ $o.maxConcurrentReconciles }}
+- --max-concurrent-reconciles={{ int64 $o.maxConcurrentReconciles }}
 {{- end }}
 {{- if not (kindIs "invalid" $o.kubeAPIQPS) }}
 - --kube-api-qps={{ $o.kubeAPIQPS }}
 {{- end }}
 {{- if not (kindIs "invalid" $o.kubeAPIBurst) }}
-- --kube-api-burst={{ $o.kubeAPIBurst }}
+- --kube-api-burst={{ int64 $o.kubeAPIBurst }}
 {{- end }}
 {{- if not (kindIs "invalid" $o.createParallelism) }}
-- --create-parallelism={{ $o.createParallelism }}
+- --create-parallelism={{ int64 $o.createParallelism }}
 {{- end }}
 {{- with $o.statusBatchInterval }}
 - --status-batch-interval={{ . }}
