@@ -9,6 +9,8 @@ KUBE_VERSION := $(call version,KUBE_VERSION)
 ETCD_VERSION := $(call version,ETCD_VERSION)
 KUBE_BIN := $(call version,KUBE_BIN)
 CONTROLLER_GEN := $(call version,CONTROLLER_GEN)
+HELM_VERSION := $(call version,HELM_VERSION)
+HELM := $(call version,HELM)
 ENVTEST_ASSETS := $(call version,ENVTEST_ASSETS)
 
 # The image the Deployment runs: the name and tag kustomize/manager/kustomization.yaml sets.
@@ -51,12 +53,19 @@ generate: ## Generate deepcopy and apply configurations for apis/.
 	$(CONTROLLER_GEN) applyconfiguration:headerFile=hack/boilerplate.go.txt paths=./apis/...
 
 .PHONY: manifests
-manifests: ## Generate the CRDs and RBAC under kustomize/ (the kubeflow.org CRDs under kustomize/kubeflow/crd).
+manifests: ## Generate the CRDs and RBAC under kustomize/ (the kubeflow.org CRDs under kustomize/kubeflow/crd) and the chart's copies.
 	hack/tools.sh controller-gen
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./apis/batch/... output:crd:dir=kustomize/crd/bases
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./apis/kubeflow/... output:crd:dir=kustomize/kubeflow/crd
 	go run ./hack/crdtrim kustomize/crd/bases/*.yaml kustomize/kubeflow/crd/*.yaml
 	$(CONTROLLER_GEN) rbac:roleName=trainyard-manager paths=./... output:rbac:dir=kustomize/rbac
+	@# The chart reads copies (Helm reads no file outside the chart); make test-chart checks that
+	@# chart and kustomize/ render the same objects.
+	rm -rf charts/trainyard/files/crds charts/trainyard/files/rbac
+	mkdir -p charts/trainyard/files/crds charts/trainyard/files/rbac
+	cp kustomize/crd/bases/*.yaml kustomize/kubeflow/crd/*.yaml charts/trainyard/files/crds/
+	cp kustomize/rbac/role.yaml charts/trainyard/files/rbac/manager-role.yaml
+	cp kustomize/kubeflow/role.yaml charts/trainyard/files/rbac/kubeflow-role.yaml
 
 .PHONY: verify
 verify: ## Regenerate everything and fail if a generated file differs, or code is unformatted.
@@ -65,8 +74,8 @@ verify: ## Regenerate everything and fail if a generated file differs, or code i
 ##@ Test
 
 .PHONY: test
-test: ## Run every test layer: unit, image, fuzz, real PyTorch, integration (envtest), e2e (local cluster).
-	@for step in tools verify test-unit test-image test-fuzz test-torch test-integration test-e2e; do \
+test: ## Run every test layer: unit, image, fuzz, real PyTorch, chart, integration (envtest), e2e (local cluster).
+	@for step in tools verify test-unit test-image test-fuzz test-torch test-chart test-integration test-e2e; do \
 	  start=$$SECONDS; \
 	  $(MAKE) --no-print-directory $$step || { echo "== make $$step FAILED after $$((SECONDS - start))s"; exit 1; }; \
 	  echo "== make $$step passed in $$((SECONDS - start))s"; \
@@ -105,6 +114,16 @@ test-torch: ## Real PyTorch (Debian's python3-torch) runs every launch mode's re
 	go vet -tags torch ./hack/torchtest
 	go test -tags torch -count=1 -timeout 20m -v ./hack/torchtest
 
+.PHONY: test-chart
+test-chart: ## Lint and render charts/trainyard (pinned helm): the same objects as kustomize/, values applied, alerts as documented.
+	@echo "== layer: chart (helm $(HELM_VERSION), kustomize of kubectl $(KUBE_VERSION))"
+	hack/tools.sh helm
+	hack/tools.sh kube
+	$(HELM) lint --strict charts/trainyard
+	$(HELM) lint --strict charts/trainyard --set kubeflow.enabled=true,metrics.serviceMonitor.enabled=true,prometheusRule.enabled=true
+	go vet -tags chart ./hack/charttest
+	HELM=$(HELM) KUBECTL=$(KUBECTL) go test -tags chart -count=1 -v ./hack/charttest
+
 .PHONY: test-integration
 test-integration: ## Admission tests against a real kube-apiserver (envtest).
 	@echo "== layer: integration (envtest: etcd $(ETCD_VERSION), kube-apiserver $(KUBE_VERSION))"
@@ -114,6 +133,7 @@ test-integration: ## Admission tests against a real kube-apiserver (envtest).
 .PHONY: test-e2e
 test-e2e: build ## End-to-end tests (e2e-framework) on a fresh local cluster; E2E_PROVIDER=kind|existing on a laptop.
 	@echo "== layer: e2e (provider $${E2E_PROVIDER:-local})"
+	hack/tools.sh helm
 	go test $(GO_TEST_FLAGS) -tags e2e -count=1 -timeout 30m -v ./e2e/...
 
 .PHONY: bench

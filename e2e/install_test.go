@@ -85,27 +85,33 @@ func installOperatorRBAC(ctx context.Context, cfg *envconf.Config) (context.Cont
 	if out, err := kubectl(ctx, cfg, manifest, "apply", "--server-side", "-f", "-"); err != nil {
 		return ctx, fmt.Errorf("applying the operator's RBAC: %w\n%s", err, out)
 	}
-	token, err := kubectl(ctx, cfg, "", "create", "token", operatorServiceAccount, "-n", operatorNamespace, "--duration=2h")
-	if err != nil {
-		return ctx, fmt.Errorf("a token for the operator's ServiceAccount: %w", err)
-	}
-	kc, err := clientcmd.LoadFromFile(cfg.KubeconfigFile())
-	if err != nil {
-		return ctx, err
-	}
-	kc.AuthInfos = map[string]*clientcmdapi.AuthInfo{operatorServiceAccount: {Token: strings.TrimSpace(token)}}
-	for _, c := range kc.Contexts {
-		c.AuthInfo = operatorServiceAccount
-	}
 	path := filepath.Join(repoRoot, ".devcluster", "e2e", "operator.kubeconfig")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return ctx, err
-	}
-	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+	if err := serviceAccountKubeconfig(ctx, cfg, operatorNamespace, operatorServiceAccount, path); err != nil {
 		return ctx, err
 	}
 	operatorKubeconfig = path
 	return ctx, nil
+}
+
+// serviceAccountKubeconfig writes to path the test cluster's kubeconfig with a token of the
+// ServiceAccount namespace/name as its only user.
+func serviceAccountKubeconfig(ctx context.Context, cfg *envconf.Config, namespace, name, path string) error {
+	token, err := kubectl(ctx, cfg, "", "create", "token", name, "-n", namespace, "--duration=2h")
+	if err != nil {
+		return fmt.Errorf("a token for the ServiceAccount %s/%s: %w", namespace, name, err)
+	}
+	kc, err := clientcmd.LoadFromFile(cfg.KubeconfigFile())
+	if err != nil {
+		return err
+	}
+	kc.AuthInfos = map[string]*clientcmdapi.AuthInfo{name: {Token: strings.TrimSpace(token)}}
+	for _, c := range kc.Contexts {
+		c.AuthInfo = name
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return clientcmd.WriteToFile(*kc, path)
 }
 
 func uninstallOperatorRBAC(ctx context.Context, cfg *envconf.Config) (context.Context, error) {

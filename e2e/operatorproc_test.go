@@ -40,6 +40,15 @@ var (
 
 // startOperator starts bin/trainyard and waits until it reports ready.
 func startOperator(cfg *envconf.Config, logName string, extra ...string) (*operatorProcess, error) {
+	kc := cfg.KubeconfigFile()
+	if operatorKubeconfig != "" {
+		kc = operatorKubeconfig // the install's ServiceAccount and RBAC (install_test.go)
+	}
+	return startOperatorAs(kc, logName, extra...)
+}
+
+// startOperatorAs starts bin/trainyard with the kubeconfig kc and waits until it reports ready.
+func startOperatorAs(kc, logName string, extra ...string) (*operatorProcess, error) {
 	health, err := loopbackAddr()
 	if err != nil {
 		return nil, err
@@ -55,10 +64,6 @@ func startOperator(cfg *envconf.Config, logName string, extra ...string) (*opera
 	logFile, err := os.OpenFile(filepath.Join(dir, logName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
-	}
-	kc := cfg.KubeconfigFile()
-	if operatorKubeconfig != "" {
-		kc = operatorKubeconfig // the install's ServiceAccount and RBAC (install_test.go)
 	}
 	args := append([]string{"--kubeconfig", kc, "--metrics-bind-address=" + metrics, "--health-probe-bind-address=" + health}, extra...)
 	p := &operatorProcess{cmd: exec.Command(filepath.Join(repoRoot, "bin", "trainyard"), args...), exited: make(chan error, 1), log: logFile, Metrics: metrics}

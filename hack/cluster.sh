@@ -101,6 +101,8 @@ ensure_binaries() {
   bash "$repo/hack/tools.sh" kwok
   mkdir -p "$DEVCLUSTER_DIR/bin"
   ln -sfn "$KUBE_BIN/kubectl" "$KUBECTL"
+  # The pinned helm too, once built (hack/tools.sh helm; make tools), for docs/operating.md.
+  if [ -x "$HELM" ]; then ln -sfn "$HELM" "$DEVCLUSTER_DIR/bin/helm"; fi
   # Keep the work dir out of git without touching the repo's .gitignore.
   [ -f "$DEVCLUSTER_DIR/.gitignore" ] || printf '*\n' >"$DEVCLUSTER_DIR/.gitignore"
   log "binaries ready in $(since "$t")s"

@@ -2,7 +2,7 @@
 # Builds the pinned control plane and code generators into the version-keyed cache
 # (hack/versions.sh), from the Go module proxy only. Whatever is already there is kept.
 #
-#   hack/tools.sh [all|kube|etcd|kwok|scheduler-plugins|kueue|controller-gen|envtest]
+#   hack/tools.sh [all|kube|etcd|kwok|scheduler-plugins|kueue|controller-gen|helm|envtest]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/versions.sh"
@@ -156,6 +156,17 @@ build_controller_gen() {
   log "controller-gen built in $((SECONDS - t))s"
 }
 
+build_helm() {
+  if [ -x "$HELM" ]; then return; fi
+  local t=$SECONDS major=${HELM_VERSION%%.*}
+  log "building helm $HELM_VERSION"
+  # Stamped as helm's own Makefile stamps a release, so `helm version` names the pin.
+  GOBIN=$(dirname "$HELM") CGO_ENABLED=0 go install -trimpath \
+    -ldflags "-s -w -X helm.sh/helm/$major/internal/version.version=$HELM_VERSION -X helm.sh/helm/$major/internal/version.metadata= -X helm.sh/helm/$major/internal/version.gitTreeState=clean" \
+    "helm.sh/helm/$major/cmd/helm@$HELM_VERSION"
+  log "helm built in $((SECONDS - t))s"
+}
+
 envtest_assets() {
   build_etcd
   build_kube
@@ -166,13 +177,14 @@ envtest_assets() {
 }
 
 case "${1:-all}" in
-  all) build_controller_gen; build_kwok; envtest_assets; build_scheduler_plugins; build_kueue ;;
+  all) build_controller_gen; build_helm; build_kwok; envtest_assets; build_scheduler_plugins; build_kueue ;;
   kube) build_kube ;;
   etcd) build_etcd ;;
   kwok) build_kwok ;;
   scheduler-plugins) build_scheduler_plugins ;;
   kueue) build_kueue ;;
   controller-gen) build_controller_gen ;;
+  helm) build_helm ;;
   envtest) envtest_assets ;;
-  *) echo "usage: $0 [all|kube|etcd|kwok|scheduler-plugins|kueue|controller-gen|envtest]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|kube|etcd|kwok|scheduler-plugins|kueue|controller-gen|helm|envtest]" >&2; exit 2 ;;
 esac

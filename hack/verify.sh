@@ -20,7 +20,7 @@ make -C "$scratch" --no-print-directory -s generate manifests >/dev/null
 (cd "$scratch/hack/ociimage" && go mod tidy)
 
 status=0
-for path in apis kustomize go.mod go.sum hack/ociimage/go.mod hack/ociimage/go.sum; do
+for path in apis kustomize charts/trainyard/files go.mod go.sum hack/ociimage/go.mod hack/ociimage/go.sum; do
   if ! diff -ruN "$root/$path" "$scratch/$path" >"$scratch.diff" 2>&1; then
     echo "verify: $path differs from what the generators produce (run 'make generate manifests', or 'go mod tidy' in its module's folder):"
     head -40 "$scratch.diff"

@@ -9,6 +9,8 @@ CONTROLLER_TOOLS_VERSION=v0.23.0
 SCHEDULER_PLUGINS_VERSION=v0.32.7
 # Kueue's manager, run by the e2e suite beside the operator (e2e/kueue_test.go).
 KUEUE_VERSION=v0.19.2
+# Helm renders and lints charts/trainyard (make test-chart) and installs it in e2e.
+HELM_VERSION=v4.3.1
 
 # Built binaries live outside the repo, keyed by version, so a second run costs nothing.
 TRAINYARD_CACHE=${TRAINYARD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/trainyard}
@@ -18,5 +20,6 @@ KWOK_BIN=$TRAINYARD_CACHE/kwok-$KWOK_VERSION
 SCHEDULER_PLUGINS_BIN=$TRAINYARD_CACHE/scheduler-plugins-$SCHEDULER_PLUGINS_VERSION
 KUEUE_BIN=$TRAINYARD_CACHE/kueue-$KUEUE_VERSION
 CONTROLLER_GEN=$TRAINYARD_CACHE/controller-tools-$CONTROLLER_TOOLS_VERSION/controller-gen
+HELM=$TRAINYARD_CACHE/helm-$HELM_VERSION/helm
 # envtest wants etcd and kube-apiserver in one folder.
 ENVTEST_ASSETS=$TRAINYARD_CACHE/envtest-$KUBE_VERSION-$ETCD_VERSION
