@@ -75,22 +75,9 @@ func Scheme() *runtime.Scheme {
 
 // Main parses the operator's flags and runs it until interrupted.
 func Main(args []string) error {
-	fs := flag.NewFlagSet("trainyard", flag.ContinueOnError)
 	var o Options
-	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "path to a kubeconfig; empty means in-cluster or $KUBECONFIG")
-	fs.BoolVar(&o.LeaderElect, "leader-elect", false, "elect a leader so that only one replica reconciles")
-	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader-election lease (default: the pod's own)")
-	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", "127.0.0.1:8080", "address of the metrics endpoint; 0 turns it off")
-	fs.StringVar(&o.HealthAddr, "health-probe-bind-address", "127.0.0.1:8081", "address of /healthz and /readyz; 0 turns it off")
-	fs.StringVar(&o.PprofAddr, "pprof-bind-address", "0", "address of the pprof endpoint (e.g. 127.0.0.1:6060); 0 turns it off")
-	fs.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", DefaultMaxConcurrentReconciles, "jobs reconciled in parallel per kind")
-	fs.Float64Var(&o.QPS, "kube-api-qps", DefaultQPS, "client queries per second to the API server (API Priority and Fairness protects the server)")
-	fs.IntVar(&o.Burst, "kube-api-burst", DefaultBurst, "client burst to the API server")
-	fs.IntVar(&o.CreateParallelism, "create-parallelism", DefaultCreateParallelism, "pod creations and deletions in flight per job (slow start: 1, 2, 4, ... up to this)")
-	fs.DurationVar(&o.StatusInterval, "status-batch-interval", DefaultStatusInterval, "least time between two status writes of a job that change only pod counts")
-	fs.StringVar(&o.ClusterDomain, "cluster-domain", render.DefaultClusterDomain, "the cluster's DNS domain (the kubelet's --cluster-domain), in torchrun's rendezvous endpoint")
 	zapOpts := zap.Options{}
-	zapOpts.BindFlags(fs)
+	fs := NewFlagSet(&o, &zapOpts)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -106,6 +93,25 @@ func Main(args []string) error {
 		debug.SetGCPercent(gcPercent)
 	}
 	return Run(ctrl.SetupSignalHandler(), o)
+}
+
+// NewFlagSet is the operator's command line, bound to o and zapOpts.
+func NewFlagSet(o *Options, zapOpts *zap.Options) *flag.FlagSet {
+	fs := flag.NewFlagSet("trainyard", flag.ContinueOnError)
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "path to a kubeconfig; empty means in-cluster or $KUBECONFIG")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", false, "elect a leader so that only one replica reconciles")
+	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader-election lease (default: the pod's own)")
+	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", "127.0.0.1:8080", "address of the metrics endpoint; 0 turns it off")
+	fs.StringVar(&o.HealthAddr, "health-probe-bind-address", "127.0.0.1:8081", "address of /healthz and /readyz; 0 turns it off")
+	fs.StringVar(&o.PprofAddr, "pprof-bind-address", "0", "address of the pprof endpoint (e.g. 127.0.0.1:6060); 0 turns it off")
+	fs.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", DefaultMaxConcurrentReconciles, "jobs reconciled in parallel per kind")
+	fs.Float64Var(&o.QPS, "kube-api-qps", DefaultQPS, "client queries per second to the API server (API Priority and Fairness protects the server)")
+	fs.IntVar(&o.Burst, "kube-api-burst", DefaultBurst, "client burst to the API server")
+	fs.IntVar(&o.CreateParallelism, "create-parallelism", DefaultCreateParallelism, "pod creations and deletions in flight per job (slow start: 1, 2, 4, ... up to this)")
+	fs.DurationVar(&o.StatusInterval, "status-batch-interval", DefaultStatusInterval, "least time between two status writes of a job that change only pod counts")
+	fs.StringVar(&o.ClusterDomain, "cluster-domain", render.DefaultClusterDomain, "the cluster's DNS domain (the kubelet's --cluster-domain), in torchrun's rendezvous endpoint")
+	zapOpts.BindFlags(fs)
+	return fs
 }
 
 // servedKinds are the T9k kinds, and each kubeflow.org kind whose CRD is installed (they come
