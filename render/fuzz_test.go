@@ -300,7 +300,7 @@ func fuzzedPod(job *Job, p fuzzPod, n int) corev1.Pod {
 	if p.Flags&podNodeLostReason != 0 {
 		pod.Status.Reason = podReasonNodeLost
 	}
-	for bit, reason := range map[uint8]string{podTaintManager: reasonTaintManager, podPreempted: "PreemptionByScheduler"} {
+	for bit, reason := range map[uint8]string{podTaintManager: "DeletionByTaintManager", podPreempted: "PreemptionByScheduler"} {
 		if p.Flags&bit != 0 {
 			pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{
 				Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: reason})
@@ -805,7 +805,7 @@ func FuzzReadJob(f *testing.F) {
 		if err != nil {
 			return
 		}
-		pods, crds, err := ReadObserved(observed)
+		o, err := ReadObservations(observed)
 		if err != nil {
 			return
 		}
@@ -814,7 +814,7 @@ func FuzzReadJob(f *testing.F) {
 		if n := job.PodCount(); n > 256 || (job.Elastic != nil && job.Elastic.Max > 256) {
 			return
 		}
-		checkRender(t, Input{Job: job, Pods: pods, InstalledCRDs: crds, Now: fuzzBase})
+		checkRender(t, Input{Job: job, Pods: o.Pods, DeletedPods: o.DeletedPods, InstalledCRDs: o.InstalledCRDs, Nodes: o.Nodes, Now: fuzzBase})
 	})
 }
 

@@ -110,7 +110,7 @@ func TestClassify(t *testing.T) {
 		"a succeeded pod ended with code 0":             {makePod("worker", 0).Succeeded().Obj(), observation{Terminated: true, Succeeded: true, ExitCode: ptr(int32(0))}},
 		"a failed pod carries its exit code":            {makePod("worker", 0).Failed(137).Obj(), observation{Terminated: true, ExitCode: ptr(int32(137))}},
 		"an evicted pod is disrupted":                   {makePod("worker", 0).Evicted().Obj(), observation{Terminated: true, Disrupted: true}},
-		"a terminating pod on a lost node has ended":    {makePod("worker", 0).NodeLost().Obj(), observation{Terminated: true, Disrupted: true, NodeLost: true}},
+		"a pod the taint manager deletes is disrupted":  {makePod("worker", 0).NodeLost().Obj(), observation{Disrupted: true}},
 		"the sidecar's exit code is not the training's": {makePod("worker", 0).sidecarExited(3).Obj(), observation{}},
 	}
 	job := &Job{Framework: PyTorch}
