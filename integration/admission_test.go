@@ -510,6 +510,16 @@ spec:
   - {type: worker, restartPolicy: onFailure, template: TF_POD}`,
 			wantErr: []string{"spec.replicaSpecs[0].restartPolicy", `Unsupported value: "onFailure"`},
 		},
+		"an unknown restartScope is refused": {
+			manifest: `
+kind: PyTorchTrainingJob
+metadata: {name: pt}
+spec:
+  runPolicy: {restartScope: Pod}
+  replicaSpecs:
+  - {type: worker, template: PYTORCH_POD}`,
+			wantErr: []string{"spec.runPolicy.restartScope", `Unsupported value: "Pod"`, `"Gang"`, `"Replica"`},
+		},
 		"a zero activeDeadlineSeconds is refused": {
 			manifest: `
 kind: PyTorchTrainingJob
