@@ -585,7 +585,7 @@ spec:
     volcano: {queue: default}
   replicaSpecs:
   - {type: worker, template: PYTORCH_POD}`,
-			wantErr: []string{"spec.scheduler", "choose at most one of t9kScheduler, volcano and coscheduling"},
+			wantErr: []string{"spec.scheduler", "choose at most one of t9kScheduler, volcano, coscheduling and kubernetes"},
 		},
 		"three schedulers are refused": {
 			manifest: `
@@ -598,7 +598,7 @@ spec:
     coscheduling: {scheduleTimeoutSeconds: 60}
   replicaSpecs:
   - {type: worker, template: TF_POD}`,
-			wantErr: []string{"spec.scheduler", "choose at most one of t9kScheduler, volcano and coscheduling"},
+			wantErr: []string{"spec.scheduler", "choose at most one of t9kScheduler, volcano, coscheduling and kubernetes"},
 		},
 
 		// Names: every rendered name must be a DNS label.
