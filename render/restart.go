@@ -3,6 +3,8 @@ package render
 import (
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
+
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 )
 
@@ -86,6 +88,12 @@ func (j *Job) hasParameterServers() bool {
 	return false
 }
 
+// ran reports whether the pod's containers may have started: it was seen Running, or ended. A
+// pod still Pending has joined no peer.
+func (p *observedPod) ran() bool {
+	return p.pod.Status.Phase != corev1.PodPending && p.pod.Status.Phase != ""
+}
+
 // current reports whether p is a pod of the job as it now runs: of the current run mode and
 // created under the current gang (not one a gang restart is deleting). Only such a pod's end
 // decides anything.
@@ -140,8 +148,8 @@ func (r *renderer) observeDeletions() {
 
 // ended lists, in spec order, the replicas whose end this round decides on: terminated pods still
 // there (or on a lost node, which they never leave by themselves), pods deleted by someone else
-// and already gone, and, where the gang restarts, pods someone else is deleting or is about to
-// (a DisruptionTarget condition): to their peers they are lost already.
+// and already gone, and, where the gang restarts, pods that ran and that someone else is deleting
+// or is about to (a DisruptionTarget condition): to their peers they are lost already.
 func (r *renderer) ended() []*observedPod {
 	var out []*observedPod
 	for _, t := range r.job.Replicas {
@@ -162,7 +170,7 @@ func (r *renderer) ended() []*observedPod {
 			switch {
 			case p.terminated && (!going || p.nodeLost):
 				out = append(out, p)
-			case gang && !p.succeeded && ((going && p.deletedByOther) || (!going && p.disrupted)):
+			case gang && p.ran() && !p.succeeded && ((going && p.deletedByOther) || (!going && p.disrupted)):
 				p.disrupted = true
 				out = append(out, p)
 			}
@@ -220,7 +228,9 @@ func (r *renderer) restart(due []*observedPod) bool {
 	gang := false
 	var exits []*observedPod
 	for _, p := range due {
-		gang = gang || r.job.restartScopeOf(p.slot.typ) == batch.RestartScopeGang
+		// Note: a replica disrupted before it ever ran has joined no peer: replacing it alone
+		// recovers, whatever the scope (a pod preempted or deleted while Pending, say).
+		gang = gang || (r.job.restartScopeOf(p.slot.typ) == batch.RestartScopeGang && (p.ran() || !p.disrupted))
 		if !p.disrupted {
 			exits = append(exits, p)
 		}
