@@ -205,7 +205,7 @@ func (r *renderer) decide() {
 	d := &r.out.Decisions
 	switch {
 	case r.job.Finished():
-		d.Phase, d.Reason = r.job.Status.Phase, finishedReason(r.job)
+		d.Phase, d.Reason, d.Message = r.job.Status.Phase, finishedReason(r.job), finishedMessage(r.job)
 		r.cleanUp()
 	case r.job.Pause:
 		r.pause()
@@ -316,6 +316,17 @@ func (r *renderer) podsRemain() bool {
 		}
 	}
 	return false
+}
+
+// finishedMessage is the message of a finished job's terminal condition: a later round keeps
+// saying why the job ended (which pod failed, how), rather than wiping it.
+func finishedMessage(j *Job) string {
+	for _, c := range j.Status.Conditions {
+		if (c.Type == batch.ConditionFailed || c.Type == batch.ConditionCompleted) && c.Status == metav1.ConditionTrue {
+			return c.Message
+		}
+	}
+	return ""
 }
 
 func finishedReason(j *Job) string {

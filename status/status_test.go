@@ -286,3 +286,15 @@ func TestChanged(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestAFailedJobKeepsSayingWhy: the Failed condition's message (which pod failed, how) survives the
+// rounds after the failure, which render decides nothing new in.
+func TestAFailedJobKeepsSayingWhy(t *testing.T) {
+	running := batch.TrainingJobStatus{Phase: batch.JobRunning, StartTime: &metav1.Time{Time: t0.Add(-time.Minute)}}
+	failed, _ := derive(t, newJob(1).Status(running).Obj(), []corev1.Pod{podOf("master", 0, corev1.PodRunning), podOf("worker", 0, corev1.PodFailed, 1)}, t0)
+	later, _ := derive(t, newJob(1).Status(failed).Obj(), []corev1.Pod{podOf("worker", 0, corev1.PodFailed, 1)}, t0.Add(time.Minute))
+	c := meta.FindStatusCondition(later.Conditions, batch.ConditionFailed)
+	if c == nil || c.Message != "j-worker-0 exited with code 1 and restartPolicy Never does not restart it" {
+		t.Errorf("Failed condition a minute later: %+v; want its message kept", c)
+	}
+}
