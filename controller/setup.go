@@ -91,7 +91,7 @@ func setupJobController(mgr ctrl.Manager, s *shared, kind jobKind, o Options) er
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(kind.gvk.Kind).
 		For(kind.newJob(), builder.WithPredicates(jobChanged)).
-		Owns(&corev1.Pod{}, builder.WithPredicates(trackDeletions(s.deletions, kind), podChanged())).
+		Owns(&corev1.Pod{}, builder.WithPredicates(trackDeletions(s.deletions, s.exp, kind), podChanged())).
 		Owns(&corev1.Service{}).
 		Owns(&appsv1.Deployment{}).
 		Watches(&corev1.Node{}, jobsOnNode(mgr.GetClient(), kind), builder.WithPredicates(nodeReadyChanged())).
@@ -101,9 +101,9 @@ func setupJobController(mgr ctrl.Manager, s *shared, kind jobKind, o Options) er
 }
 
 // trackDeletions shows the deletion tracker every event of a pod of kind (it passes them all on):
-// who deleted a pod is known only from the events. It runs before the event wakes the job, so the
-// reconcile it causes sees the deletion recorded.
-func trackDeletions(t *deletionTracker, kind jobKind) predicate.Predicate {
+// who deleted a pod is known only from the events. A deleted pod is also no longer expected to
+// show as created. It runs before the event wakes the job, so the reconcile it causes sees both.
+func trackDeletions(t *deletionTracker, exp *apply.Expectations, kind jobKind) predicate.Predicate {
 	ours := func(o client.Object) (*corev1.Pod, bool) {
 		p, ok := o.(*corev1.Pod)
 		if !ok {
@@ -129,6 +129,7 @@ func trackDeletions(t *deletionTracker, kind jobKind) predicate.Predicate {
 		DeleteFunc: func(e event.DeleteEvent) bool {
 			if p, ok := ours(e.Object); ok {
 				t.deleted(p)
+				exp.Gone(string(controllerOf(p)), p.Name, p.UID)
 			}
 			return true
 		},
