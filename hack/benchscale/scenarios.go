@@ -288,15 +288,6 @@ func (b *bench) createJobs(ctx context.Context, names []string, workers int, mas
 			masterAnnotations = map[string]string{simRunDuration: b.o.masterRun.String(), simExitCode: "0"}
 		}
 		master, worker := podTemplate(masterAnnotations), podTemplate(nil)
-		if !masterEnds {
-			// Note: the big job's pods are restarted (the gang-restart scenario). With a grace
-			// period the fake kubelet deletes a pod, and under load KWOK (v0.8) deletes it a
-			// second time, by name, tens of seconds later: by then the name is the new pod's,
-			// which it kills. A kubelet deletes by UID. With none, the API server removes a pod
-			// at once and KWOK never deletes, as in the e2e suite and the soak.
-			master.Spec.TerminationGracePeriodSeconds = ptrTo[int64](0)
-			worker.Spec.TerminationGracePeriodSeconds = ptrTo[int64](0)
-		}
 		job := &batch.PyTorchTrainingJob{
 			ObjectMeta: metav1.ObjectMeta{Namespace: b.ns, Name: name},
 			Spec: batch.PyTorchTrainingJobSpec{ReplicaSpecs: []batch.PyTorchReplicaSpec{
