@@ -158,8 +158,8 @@ func elasticScale(ctx context.Context, t *testing.T, c client.Client, ns string)
 	// The new pods' torchrun flags and world size are those of 5 pods (elastic: --nnodes=min:max).
 	if p, ok := getPod(ctx, c, ns, "el-worker-3"); !ok {
 		t.Error("no el-worker-3 after scaling to 5")
-	} else if got, args := envOf(p, "WORLD_SIZE"), p.Spec.Containers[0].Args; got != "5" || !slices.Contains(args, "--nnodes=2:6") || !slices.Contains(args, "--nproc-per-node=1") {
-		t.Errorf("el-worker-3: WORLD_SIZE %q, args %v; want 5, --nnodes=2:6 and --nproc-per-node=1", got, args)
+	} else if got, args := envOf(p, "WORLD_SIZE"), p.Spec.Containers[0].Args; got != "5" || !slices.Contains(args, "--nnodes=2:6") || !slices.Contains(args, "--nproc_per_node=1") {
+		t.Errorf("el-worker-3: WORLD_SIZE %q, args %v; want 5, --nnodes=2:6 and --nproc_per_node=1", got, args)
 	}
 	scale(2, "")
 	eventually(t, 30*time.Second, "the master and worker 0 are left after scaling to 2", func() (bool, string) {
