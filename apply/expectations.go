@@ -93,6 +93,21 @@ func (e *Expectations) ExpectDeletion(owner string, name string, uid types.UID) 
 	x.deleted[uid] = time.Now()
 }
 
+// Gone records that the watch saw the object uid, named name, deleted. A creation of it still
+// expected is forgotten: the cache will never show an object deleted before the cache caught up
+// with its creation, and keeping it would hide that it is missing until the ttl.
+func (e *Expectations) Gone(owner string, name string, uid types.UID) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	x := e.owner[owner]
+	if x == nil {
+		return
+	}
+	if c, ok := x.created[name]; ok && c.obj != nil && c.obj.GetUID() == uid {
+		delete(x.created, name)
+	}
+}
+
 // DeletionFailed forgets the deletion of uid: the object stays.
 func (e *Expectations) DeletionFailed(owner string, uid types.UID) {
 	e.mu.Lock()

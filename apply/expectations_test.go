@@ -121,3 +121,18 @@ func TestFailedCreationIsNotExpected(t *testing.T) {
 		t.Fatalf("a failed creation was shown as a pod: %v", seen(got))
 	}
 }
+
+func TestACreatedObjectSeenDeletedIsNoLongerExpected(t *testing.T) {
+	e := NewExpectations(time.Minute, nil)
+	p := pod("j-worker-0", "u1")
+	e.ExpectCreation("job", &p)
+	e.Created("job", CreateResult{Object: &p, Created: true})
+	e.Gone("job", "j-worker-0", "u0") // an earlier pod of that name: the new one is still expected
+	if got := Observe(e, "job", []corev1.Pod(nil), time.Now()); len(got) != 1 {
+		t.Fatalf("the created pod is not shown after another of its name went: %v", seen(got))
+	}
+	e.Gone("job", "j-worker-0", "u1")
+	if got := Observe(e, "job", []corev1.Pod(nil), time.Now()); len(got) != 0 {
+		t.Fatalf("a pod deleted before the cache showed it is still shown: %v", seen(got))
+	}
+}

@@ -22,7 +22,8 @@ func runRender(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("trainyard render", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	file := fs.String("f", "", "the job manifest (- for standard input)")
-	observed := fs.String("observed", "", "a multi-document YAML of the job's pods (with status) and installed PodGroup CRDs\n(without it: no pods yet, and every PodGroup CRD installed)")
+	observed := fs.String("observed", "", "a multi-document YAML of the job's pods (with status), their nodes and installed PodGroup CRDs\n(without it: no pods yet, and every PodGroup CRD installed); a pod annotated\n"+render.ObservedAnnotation+": "+render.ObservedDeleted+" (or "+render.ObservedGone+") was deleted by someone else")
+	nodeLostAfter := fs.Duration("node-lost-after", render.DefaultNodeLostAfter, "how long a node may be NotReady or unreachable before its pods are taken for lost (the operator's --node-lost-after)")
 	nowFlag := fs.String("now", "", "the time to render at, RFC3339 (default: now)")
 	namespace := fs.String("namespace", "default", "the namespace of a job whose manifest names none (as kubectl apply would)")
 	clusterDomain := fs.String("cluster-domain", render.DefaultClusterDomain, "the cluster's DNS domain (the kubelet's --cluster-domain)")
@@ -46,7 +47,7 @@ func runRender(args []string, stdout, stderr io.Writer) error {
 	if job.Namespace == "" {
 		job.Namespace = *namespace
 	}
-	in := render.Input{Job: job, Now: time.Now(), ClusterDomain: *clusterDomain}
+	in := render.Input{Job: job, Now: time.Now(), ClusterDomain: *clusterDomain, NodeLostAfter: *nodeLostAfter}
 	if *observed == "" {
 		// Note: with nothing observed the question is "what will this job create?", so every
 		// PodGroup kind counts as installed and a gang job shows the PodGroup a cluster with
@@ -66,9 +67,11 @@ func runRender(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if in.Pods, in.InstalledCRDs, err = render.ReadObserved(data); err != nil {
+		o, err := render.ReadObservations(data)
+		if err != nil {
 			return fmt.Errorf("%s: %w", *observed, err)
 		}
+		in.Pods, in.DeletedPods, in.InstalledCRDs, in.Nodes = o.Pods, o.DeletedPods, o.InstalledCRDs, o.Nodes
 		if in.Kueue, err = render.ReadObservedKueue(data, &in.Job); err != nil {
 			return fmt.Errorf("%s: %w", *observed, err)
 		}

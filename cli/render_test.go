@@ -37,7 +37,12 @@ func TestRenderCommand(t *testing.T) {
 		},
 		"the observed pods shape the decisions": {
 			args:    []string{"-f", "../render/testdata/exitcode-worker-exit-137-is-restarted/job.yaml", "--observed", "../render/testdata/exitcode-worker-exit-137-is-restarted/observed.yaml"},
-			wantOut: []string{"#     reason: Restart", "#   - exitCode: 137", "#   backoffCount: 1"},
+			wantOut: []string{"#     reason: Restart", "#   - cause: exited with code 137", "#   backoffCount: 1", "#   gangRestart: true"},
+		},
+		"observed nodes decide which pods are lost, within --node-lost-after": {
+			args: []string{"-f", "../render/testdata/worker-on-lost-node-is-force-deleted/job.yaml", "--observed", "../render/testdata/worker-on-lost-node-is-force-deleted/observed.yaml",
+				"--now", "2026-01-01T00:00:00Z", "--node-lost-after", "5m"},
+			wantOut: []string{"#   requeueAfter: 3m30s"},
 		},
 		"a name too long for the pod hostnames is refused naming metadata.name": {
 			args:        []string{"-f", "../render/testdata/rejects-name-too-long-for-pod-hostname/job.yaml"},

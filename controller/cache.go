@@ -26,6 +26,8 @@ func cacheOptions() cache.Options {
 			&corev1.Pod{}:        {Label: selector, Transform: trimPodTransform},
 			&corev1.Service{}:    {Label: selector},
 			&appsv1.Deployment{}: {Label: selector, Transform: trimDeploymentTransform},
+			// Every node, but only its Ready condition: a job's pods can be on any of them.
+			&corev1.Node{}: {Transform: trimNodeTransform},
 		},
 	}
 }
@@ -38,21 +40,26 @@ func trimPodTransform(obj any) (any, error) {
 }
 
 // trimPod keeps what render and status read of a pod: its identity, labels, owners, the run-mode
-// annotation, deletion, its containers' names, its phase and reason, the DisruptionTarget
-// condition and how each container is doing. Note: the cached pods are therefore partial; nothing
-// may read a pod's spec from the cache for anything else.
+// and gang-restarts annotations, deletion, its containers' names, its node, its phase and reason,
+// the DisruptionTarget condition and how each container is doing. Note: the cached pods are
+// therefore partial; nothing may read a pod's spec from the cache for anything else.
 func trimPod(p *corev1.Pod) {
 	p.ManagedFields = nil
-	if v, ok := p.Annotations[batch.AnnotationRunMode]; ok {
-		p.Annotations = map[string]string{batch.AnnotationRunMode: v}
-	} else {
-		p.Annotations = nil
+	var kept map[string]string
+	for _, k := range []string{batch.AnnotationRunMode, batch.AnnotationGangRestarts} {
+		if v, ok := p.Annotations[k]; ok {
+			if kept == nil {
+				kept = map[string]string{}
+			}
+			kept[k] = v
+		}
 	}
+	p.Annotations = kept
 	containers := make([]corev1.Container, len(p.Spec.Containers))
 	for i, c := range p.Spec.Containers {
 		containers[i] = corev1.Container{Name: c.Name}
 	}
-	p.Spec = corev1.PodSpec{Containers: containers}
+	p.Spec = corev1.PodSpec{Containers: containers, NodeName: p.Spec.NodeName}
 	var conds []corev1.PodCondition
 	for _, c := range p.Status.Conditions {
 		switch {

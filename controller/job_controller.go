@@ -57,7 +57,11 @@ type jobReconciler struct {
 	statusInterval time.Duration
 	// clusterDomain is the cluster's DNS domain (--cluster-domain).
 	clusterDomain string
-	now           func() time.Time
+	// nodeLostAfter is how long a node may be not Ready before its pods are lost (--node-lost-after).
+	nodeLostAfter time.Duration
+	// deletions knows which pods someone else deleted.
+	deletions *deletionTracker
+	now       func() time.Time
 
 	mu sync.Mutex
 	// jobs is what the reconciler remembers of each job it has seen, by UID; names maps a job's
@@ -145,7 +149,11 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		return ctrl.Result{}, err
 	}
 	model = render.AdmittedJob(model, queued) // the size Kueue admitted, for status as for render
-	out, renderErr := render.Render(render.Input{Job: model, Pods: pods, InstalledCRDs: installed, Kueue: queued, Now: now, ClusterDomain: r.clusterDomain, OnlyPodsToCreate: true})
+	deleted := r.deletions.deletedPods(uid)
+	out, renderErr := render.Render(render.Input{
+		Job: model, Pods: pods, InstalledCRDs: installed, Kueue: queued, Now: now, ClusterDomain: r.clusterDomain, OnlyPodsToCreate: true,
+		DeletedPods: deleted, Nodes: r.nodeStates(ctx, pods), NodeLostAfter: r.nodeLostAfter,
+	})
 
 	if renderErr == nil && r.recreating(ctx, job, &model, out) && !r.stillExists(ctx, job) {
 		logger.V(1).Info("the job is gone; its cache entry is stale")
@@ -173,13 +181,15 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	}
 
 	// An outcome is recorded before the clean-up it starts, so it is not held up by the deletions
-	// (and, being sticky, the clean-up resumes after a crash). Otherwise the objects come first:
-	// a restart's deletion precedes its count, which is then never counted twice.
+	// (and, being sticky, the clean-up resumes after a crash); so is a gang restart, whose new
+	// gangRestarts makes render delete the old gang's pods again if this process stops half-way.
+	// Otherwise the objects come first: a restart's deletion precedes its count, which is then
+	// never counted twice.
 	var act actions
 	var written bool
 	var wait time.Duration
 	finishing := finished(next.Phase) && !finished(current.Phase)
-	if finishing {
+	if finishing || (renderErr == nil && out.Decisions.GangRestart) {
 		if written, wait, err = r.writeStatus(ctx, job, &model, &current, &next, now); err != nil {
 			return result, err
 		}
@@ -198,11 +208,13 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		r.rememberCreate(uid, act.created, act.createErr)
 		act.err = errors.Join(act.err, r.kueue.sync(ctx, job, out, workload))
 	}
-	if !finishing {
+	if !finishing && (renderErr != nil || !out.Decisions.GangRestart) {
 		if written, wait, err = r.writeStatus(ctx, job, &model, &current, &next, now); err != nil {
 			return result, errors.Join(act.err, err)
 		}
 	}
+	// The deleted pods render was given are accounted for in the status now, once gone.
+	r.deletions.handled(uid, deleted, pods)
 	if wait > 0 && (result.RequeueAfter == 0 || wait < result.RequeueAfter) {
 		result.RequeueAfter = wait
 	}
@@ -503,6 +515,7 @@ func (r *jobReconciler) deletePods(ctx context.Context, job client.Object, dels 
 	var wg sync.WaitGroup
 	for _, d := range dels {
 		r.exp.ExpectDeletion(owner, d.Name, d.UID)
+		r.deletions.deleting(job.GetUID(), d.UID)
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
@@ -715,6 +728,7 @@ func (r *jobReconciler) forget(name types.NamespacedName) {
 		r.exp.Forget(string(uid))
 		r.metrics.forget(uid)
 		r.kueue.forget(uid)
+		r.deletions.forget(uid)
 	}
 }
 

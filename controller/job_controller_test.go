@@ -198,7 +198,7 @@ func newTestReconciler(cl *cluster, now *time.Time) *jobReconciler {
 	s := newShared(c)
 	return &jobReconciler{
 		client: c, reader: cl.server, kind: pyTorchKind, applier: s.applier, exp: s.exp, recorder: events.NewFakeRecorder(100),
-		metrics: s.metrics, crds: s.crds, createParallelism: 8, statusInterval: time.Second,
+		metrics: s.metrics, crds: s.crds, deletions: s.deletions, createParallelism: 8, statusInterval: time.Second,
 		now:  func() time.Time { return *now },
 		jobs: map[types.UID]*jobMemory{}, names: map[types.NamespacedName]types.UID{},
 	}
@@ -463,5 +463,82 @@ func TestNamespaceTerminating(t *testing.T) {
 				t.Errorf("namespaceTerminating = %v; want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestAGangRestartIsWrittenBeforeItsDeletions: the new gangRestarts is recorded first, so that a
+// stop half-way through the deletions leaves render a gang to finish deleting, not survivors it
+// would take for the current gang; the new gang is created only once the old pods are gone.
+func TestAGangRestartIsWrittenBeforeItsDeletions(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := newCluster(t, testJob(2, batch.RestartPolicyOnFailure))
+	r := newTestReconciler(c, &now)
+	reconcileOnce(t, r)
+	for _, p := range []string{"j-master-0", "j-worker-0", "j-worker-1"} {
+		c.setPod(p, corev1.PodRunning, nil)
+	}
+	now = now.Add(3 * time.Second)
+	reconcileOnce(t, r)
+	c.takeWrites()
+	code := int32(1)
+	c.setPod("j-worker-1", corev1.PodFailed, &code)
+	now = now.Add(time.Second)
+	c.freeze() // the deletions do not show yet
+	reconcileOnce(t, r)
+	writes := c.takeWrites()
+	if len(writes) != 4 || writes[0] != "apply status PyTorchTrainingJob j" {
+		t.Fatalf("writes %v; want the status first, then the three deletions", writes)
+	}
+	job, pods := c.get()
+	if job.Status.GangRestarts != 1 || job.Status.BackoffCount != 1 || len(pods.Items) != 0 {
+		t.Fatalf("gangRestarts %d, backoffCount %d, %d pods left; want 1, 1, 0", job.Status.GangRestarts, job.Status.BackoffCount, len(pods.Items))
+	}
+	// On the stale cache the old gang still shows: nothing is created, nothing counted again.
+	now = now.Add(time.Second)
+	reconcileOnce(t, r)
+	if w := c.takeWrites(); len(w) != 0 {
+		t.Fatalf("writes on a stale cache during a gang restart: %v; want none", w)
+	}
+	c.thaw()
+	now = now.Add(time.Second)
+	reconcileOnce(t, r)
+	job, pods = c.get()
+	if len(pods.Items) != 3 || job.Status.GangRestarts != 1 || job.Status.BackoffCount != 1 {
+		t.Fatalf("%d pods, gangRestarts %d, backoffCount %d; want the new gang of 3, 1, 1", len(pods.Items), job.Status.GangRestarts, job.Status.BackoffCount)
+	}
+	for _, p := range pods.Items {
+		if p.Annotations[batch.AnnotationGangRestarts] != "1" {
+			t.Errorf("%s was created without %s: 1 (annotations %v)", p.Name, batch.AnnotationGangRestarts, p.Annotations)
+		}
+	}
+}
+
+// TestSurvivorsOfAnEarlierGangAreDeletedFirst: a status that says a gang restart happened, over
+// pods created before it (the operator stopped between the status write and the deletions): the
+// pods go, and the new gang comes once they are gone.
+func TestSurvivorsOfAnEarlierGangAreDeletedFirst(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := newCluster(t, testJob(1, batch.RestartPolicyOnFailure))
+	r := newTestReconciler(c, &now)
+	reconcileOnce(t, r)
+	job, _ := c.get()
+	job.Status.GangRestarts = 1
+	job.Status.BackoffCount = 1
+	if err := c.server.Status().Update(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+	r = newTestReconciler(c, &now) // a new operator process: it knows only what the cluster holds
+	c.freeze()
+	now = now.Add(time.Second)
+	reconcileOnce(t, r)
+	if got := c.deletes; got["j-master-0"] != 1 || got["j-worker-0"] != 1 {
+		t.Fatalf("deletions %v; want both pods of the earlier gang deleted once", got)
+	}
+	c.thaw()
+	now = now.Add(time.Second)
+	reconcileOnce(t, r)
+	job, pods := c.get()
+	if len(pods.Items) != 2 || job.Status.BackoffCount != 1 || job.Status.GangRestarts != 1 {
+		t.Fatalf("%d pods, backoffCount %d, gangRestarts %d; want the new gang of 2 and nothing counted again", len(pods.Items), job.Status.BackoffCount, job.Status.GangRestarts)
 	}
 }

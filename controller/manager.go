@@ -61,6 +61,9 @@ type Options struct {
 	StatusInterval time.Duration
 	// ClusterDomain is the cluster's DNS domain, for the fully qualified names render writes.
 	ClusterDomain string
+	// NodeLostAfter is how long a node may be NotReady or unreachable before its pods are taken
+	// for lost: force-deleted and replaced as a disruption.
+	NodeLostAfter time.Duration
 }
 
 // Scheme holds every type the operator reads or writes.
@@ -110,6 +113,7 @@ func NewFlagSet(o *Options, zapOpts *zap.Options) *flag.FlagSet {
 	fs.IntVar(&o.CreateParallelism, "create-parallelism", DefaultCreateParallelism, "pod creations and deletions in flight per job (slow start: 1, 2, 4, ... up to this)")
 	fs.DurationVar(&o.StatusInterval, "status-batch-interval", DefaultStatusInterval, "least time between two status writes of a job that change only pod counts")
 	fs.StringVar(&o.ClusterDomain, "cluster-domain", render.DefaultClusterDomain, "the cluster's DNS domain (the kubelet's --cluster-domain), in torchrun's rendezvous endpoint")
+	fs.DurationVar(&o.NodeLostAfter, "node-lost-after", render.DefaultNodeLostAfter, "how long a node may be NotReady or unreachable (from its Ready condition's last transition) before its pods are force-deleted and replaced as a disruption")
 	zapOpts.BindFlags(fs)
 	return fs
 }
@@ -215,6 +219,9 @@ func Run(ctx context.Context, o Options) error {
 	if err := indexPodsByController(ctx, mgr); err != nil {
 		return err
 	}
+	if err := indexPodsByNode(ctx, mgr); err != nil {
+		return err
+	}
 	s := newShared(mgr.GetClient())
 	if err := s.metrics.register(); err != nil {
 		return err
@@ -242,6 +249,6 @@ func Run(ctx context.Context, o Options) error {
 		names = append(names, k.gvk.GroupKind().String())
 	}
 	ctrl.Log.WithName("setup").Info("starting trainyard", "kinds", names,
-		"maxConcurrentReconciles", o.MaxConcurrentReconciles, "qps", o.QPS, "burst", o.Burst, "createParallelism", o.CreateParallelism)
+		"maxConcurrentReconciles", o.MaxConcurrentReconciles, "qps", o.QPS, "burst", o.Burst, "createParallelism", o.CreateParallelism, "nodeLostAfter", o.NodeLostAfter)
 	return mgr.Start(ctx)
 }

@@ -4,9 +4,10 @@ package controller
 // kustomize/rbac/role.yaml. Pods are created (POST) and deleted, never updated; the Service,
 // Deployment and PodGroup are written by server-side apply (patch, and create when the apply
 // creates); jobs are only read, their status patched, and their finalizers updated (owner
-// references with blockOwnerDeletion need it). PodGroups are read uncached (get only). A T9k job
-// under Kueue has a Workload, created, patched (spec.active and status, by merge patch) and
-// deleted; ResourceFlavors and priority classes are only read. No
+// references with blockOwnerDeletion need it). Nodes are only read (their Ready condition says
+// when a node's pods are lost). PodGroups are read uncached (get only). A T9k job under Kueue has
+// a Workload, created, patched (spec.active and status, by merge patch) and deleted;
+// ResourceFlavors and priority classes are only read. No
 // Secrets, ConfigMaps or cluster-scoped writes. The e2e suite runs the operator under exactly
 // this role (a ServiceAccount token), and checks `kubectl auth can-i --list` against
 // e2e/testdata/rbac-can-i.txt.
@@ -15,6 +16,7 @@ package controller
 // +kubebuilder:rbac:groups=batch.tensorstack.dev,resources=pytorchtrainingjobs/status;tensorflowtrainingjobs/status,verbs=get;patch
 // +kubebuilder:rbac:groups=batch.tensorstack.dev,resources=pytorchtrainingjobs/finalizers;tensorflowtrainingjobs/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

@@ -45,10 +45,11 @@ func controllerUID(o client.Object) []string {
 
 // shared are the parts both kinds' reconcilers use.
 type shared struct {
-	applier *apply.Applier
-	exp     *apply.Expectations
-	metrics *metrics
-	crds    *crdTracker
+	applier   *apply.Applier
+	exp       *apply.Expectations
+	metrics   *metrics
+	crds      *crdTracker
+	deletions *deletionTracker
 	// kueue is the cache of Kueue's objects, made once Kueue is installed (kueue.go).
 	kueue *kueueCache
 }
@@ -61,8 +62,9 @@ func newShared(c client.Client) *shared {
 				trimPod(p)
 			}
 		}),
-		metrics: newMetrics(),
-		crds:    newCRDTracker(),
+		metrics:   newMetrics(),
+		crds:      newCRDTracker(),
+		deletions: newDeletionTracker(),
 	}
 }
 
@@ -80,6 +82,8 @@ func setupJobController(mgr ctrl.Manager, s *shared, kind jobKind, o Options) er
 		createParallelism: o.CreateParallelism,
 		statusInterval:    o.StatusInterval,
 		clusterDomain:     o.ClusterDomain,
+		nodeLostAfter:     o.NodeLostAfter,
+		deletions:         s.deletions,
 		now:               time.Now,
 		jobs:              map[types.UID]*jobMemory{},
 		names:             map[types.NamespacedName]types.UID{},
@@ -90,9 +94,10 @@ func setupJobController(mgr ctrl.Manager, s *shared, kind jobKind, o Options) er
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named(kind.gvk.Kind).
 		For(kind.newJob(), builder.WithPredicates(jobChanged)).
-		Owns(&corev1.Pod{}, builder.WithPredicates(podChanged())).
+		Owns(&corev1.Pod{}, builder.WithPredicates(trackDeletions(s.deletions, s.exp, kind), podChanged())).
 		Owns(&corev1.Service{}).
 		Owns(&appsv1.Deployment{}).
+		Watches(&corev1.Node{}, jobsOnNode(mgr.GetClient(), kind), builder.WithPredicates(nodeReadyChanged())).
 		WatchesMetadata(&apiextensionsv1.CustomResourceDefinition{}, s.crds.handler(jobRequests(mgr.GetClient(), kind))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: o.MaxConcurrentReconciles}).
 		Build(r)
@@ -108,8 +113,45 @@ func setupJobController(mgr ctrl.Manager, s *shared, kind jobKind, o Options) er
 	return nil
 }
 
+// trackDeletions shows the deletion tracker every event of a pod of kind (it passes them all on):
+// who deleted a pod is known only from the events. A deleted pod is also no longer expected to
+// show as created. It runs before the event wakes the job, so the reconcile it causes sees both.
+func trackDeletions(t *deletionTracker, exp *apply.Expectations, kind jobKind) predicate.Predicate {
+	ours := func(o client.Object) (*corev1.Pod, bool) {
+		p, ok := o.(*corev1.Pod)
+		if !ok {
+			return nil, false
+		}
+		ref := metav1.GetControllerOf(p)
+		return p, ref != nil && ref.Kind == kind.gvk.Kind && ref.APIVersion == kind.gvk.GroupVersion().String()
+	}
+	return predicate.Funcs{
+		CreateFunc: func(e event.CreateEvent) bool {
+			if p, ok := ours(e.Object); ok {
+				t.seen(p)
+			}
+			return true
+		},
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			old, ok1 := e.ObjectOld.(*corev1.Pod)
+			if p, ok := ours(e.ObjectNew); ok && ok1 {
+				t.updated(old, p)
+			}
+			return true
+		},
+		DeleteFunc: func(e event.DeleteEvent) bool {
+			if p, ok := ours(e.Object); ok {
+				t.deleted(p)
+				exp.Gone(string(controllerOf(p)), p.Name, p.UID)
+			}
+			return true
+		},
+	}
+}
+
 // podChanged passes pod updates that change what the (trimmed) cache holds, beside the
-// resourceVersion: a pod bound to a node, or its unread status fields updated, wakes no reconcile.
+// resourceVersion and the node: a pod bound to a node, or its unread status fields updated, wakes
+// no reconcile.
 func podChanged() predicate.Predicate {
 	return predicate.Funcs{UpdateFunc: func(e eventUpdate) bool {
 		oldPod, ok1 := e.ObjectOld.(*corev1.Pod)
@@ -129,6 +171,6 @@ func samePod(a, b *corev1.Pod) bool {
 		equality.Semantic.DeepEqual(a.Annotations, b.Annotations) &&
 		equality.Semantic.DeepEqual(a.DeletionTimestamp, b.DeletionTimestamp) &&
 		equality.Semantic.DeepEqual(a.OwnerReferences, b.OwnerReferences) &&
-		equality.Semantic.DeepEqual(a.Spec, b.Spec) &&
+		equality.Semantic.DeepEqual(a.Spec.Containers, b.Spec.Containers) &&
 		equality.Semantic.DeepEqual(a.Status, b.Status)
 }

@@ -92,11 +92,55 @@ func (b *jobBuilder) WorkerPolicy(p batch.RestartPolicy) *jobBuilder {
 	return b
 }
 
-func (b *jobBuilder) runPolicy() *batch.RunPolicy {
-	if b.pt.Spec.RunPolicy == nil {
-		b.pt.Spec.RunPolicy = &batch.RunPolicy{}
+// Policy sets every replica type's restartPolicy.
+func (b *jobBuilder) Policy(p batch.RestartPolicy) *jobBuilder {
+	for _, t := range b.templates() {
+		t.RestartPolicy = p
 	}
-	return b.pt.Spec.RunPolicy
+	return b
+}
+
+// Torchrun launches a PyTorch job's training containers through torchrun.
+func (b *jobBuilder) Torchrun() *jobBuilder {
+	b.pt.Spec.TorchrunConfig = &batch.TorchrunConfig{Enabled: ptr(true)}
+	return b
+}
+
+// Tolerate gives every pod explicit tolerations of a not-ready and an unreachable node for
+// seconds, as the API server's DefaultTolerationSeconds admission would with its defaults (300).
+func (b *jobBuilder) Tolerate(seconds int64) *jobBuilder {
+	for _, t := range b.templates() {
+		for _, key := range []string{corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable} {
+			t.Template.Spec.Tolerations = append(t.Template.Spec.Tolerations, corev1.Toleration{
+				Key: key, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr(seconds)})
+		}
+	}
+	return b
+}
+
+func (b *jobBuilder) templates() []*batch.ReplicaTemplate {
+	var out []*batch.ReplicaTemplate
+	if b.tf != nil {
+		for i := range b.tf.Spec.ReplicaSpecs {
+			out = append(out, &b.tf.Spec.ReplicaSpecs[i].ReplicaTemplate)
+		}
+		return out
+	}
+	for i := range b.pt.Spec.ReplicaSpecs {
+		out = append(out, &b.pt.Spec.ReplicaSpecs[i].ReplicaTemplate)
+	}
+	return out
+}
+
+func (b *jobBuilder) runPolicy() *batch.RunPolicy {
+	spec := &b.pt.Spec.RunPolicy
+	if b.tf != nil {
+		spec = &b.tf.Spec.RunPolicy
+	}
+	if *spec == nil {
+		*spec = &batch.RunPolicy{}
+	}
+	return *spec
 }
 
 func (b *jobBuilder) BackoffLimit(n int32) *jobBuilder { b.runPolicy().BackoffLimit = &n; return b }

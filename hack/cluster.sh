@@ -14,6 +14,11 @@
 #   DEVCLUSTER_DIR  work dir for everything the cluster writes (default: <repo>/.devcluster)
 #   CLUSTER         cluster name (default: trainyard)
 #   NODES           number of fake nodes created by `up` (default: 4)
+#   KWOK_POD_DELETE_DELAY_MS  optional: the fake kubelet confirms a pod's deletion this many ms
+#                   after its deletionTimestamp appears (default: at once). Note: KWOK v0.8 deletes
+#                   by name, and when it lags it can act on a stale event of a pod already gone and
+#                   delete the new pod of that name; a delay lets the new pod's event cancel it.
+#                   make bench-scale's gang restart, 1,000 pods at once, needs it.
 #
 # Files: $DEVCLUSTER_DIR/kubeconfig (context kwok-$CLUSTER), $DEVCLUSTER_DIR/bin/kubectl (the
 # pinned kubectl), $DEVCLUSTER_DIR/kwok/clusters/$CLUSTER/{logs,pids,...} (kwokctl's own files),
@@ -180,6 +185,10 @@ EOF
     node/chaos/node-not-ready.yaml pod/fast/pod-delete.yaml; do
     printf -- '---\n# kwok %s kustomize/stage/%s\n' "$KWOK_VERSION" "$f"
     cat "$src/$f"
+    if [ "$f" = pod/fast/pod-delete.yaml ] && [ -n "${KWOK_POD_DELETE_DELAY_MS:-}" ]; then
+      # The fake kubelet confirms a pod's deletion this much later (see the variable above).
+      printf '  delay:\n    durationMilliseconds: %d\n' "$KWOK_POD_DELETE_DELAY_MS"
+    fi
   done >>"$CONFIG"
   { printf -- '---\n'; cat "$repo/hack/kwok/pod-stages.yaml"; } >>"$CONFIG"
   # Every container's log is this file, in the CRI log format (<RFC3339Nano> stdout F <line>),

@@ -510,6 +510,16 @@ spec:
   - {type: worker, restartPolicy: onFailure, template: TF_POD}`,
 			wantErr: []string{"spec.replicaSpecs[0].restartPolicy", `Unsupported value: "onFailure"`},
 		},
+		"an unknown restartScope is refused": {
+			manifest: `
+kind: PyTorchTrainingJob
+metadata: {name: pt}
+spec:
+  runPolicy: {restartScope: Pod}
+  replicaSpecs:
+  - {type: worker, template: PYTORCH_POD}`,
+			wantErr: []string{"spec.runPolicy.restartScope", `Unsupported value: "Pod"`, `"Gang"`, `"Replica"`},
+		},
 		"a zero activeDeadlineSeconds is refused": {
 			manifest: `
 kind: PyTorchTrainingJob
@@ -575,7 +585,7 @@ spec:
     volcano: {queue: default}
   replicaSpecs:
   - {type: worker, template: PYTORCH_POD}`,
-			wantErr: []string{"spec.scheduler", "choose at most one of t9kScheduler, volcano and coscheduling"},
+			wantErr: []string{"spec.scheduler", "choose at most one of t9kScheduler, volcano, coscheduling and kubernetes"},
 		},
 		"three schedulers are refused": {
 			manifest: `
@@ -588,7 +598,7 @@ spec:
     coscheduling: {scheduleTimeoutSeconds: 60}
   replicaSpecs:
   - {type: worker, template: TF_POD}`,
-			wantErr: []string{"spec.scheduler", "choose at most one of t9kScheduler, volcano and coscheduling"},
+			wantErr: []string{"spec.scheduler", "choose at most one of t9kScheduler, volcano, coscheduling and kubernetes"},
 		},
 
 		// Names: every rendered name must be a DNS label.

@@ -71,41 +71,90 @@ func ReadJob(data []byte) (Job, error) {
 	return Job{}, fmt.Errorf("kind: unsupported value %q for %s: supported values: \"PyTorchTrainingJob\", \"TensorFlowTrainingJob\" (batch.tensorstack.dev/v1beta1), \"PyTorchJob\", \"TFJob\" (kubeflow.org/v1)", head.Kind, head.APIVersion)
 }
 
-// ReadObserved decodes a multi-document YAML of observed objects: Pods, and
-// CustomResourceDefinitions (only their names count: they say which PodGroup kinds exist), and
-// the APIService v1alpha2.scheduling.k8s.io (`kubectl get apiservice`), which says the cluster
-// serves the built-in Workload and PodGroup.
+// ReadObserved decodes a multi-document YAML of observed objects into the pods and the installed
+// CRDs (ReadObservations reads everything else too).
 func ReadObserved(data []byte) (pods []corev1.Pod, crds map[string]bool, err error) {
-	crds = map[string]bool{}
+	o, err := ReadObservations(data)
+	return o.Pods, o.InstalledCRDs, err
+}
+
+// Observations are what a cluster shows of a job, as ReadObservations reads them: render's
+// Input fields of the same names.
+type Observations struct {
+	Pods          []corev1.Pod
+	DeletedPods   []corev1.Pod
+	InstalledCRDs map[string]bool
+	Nodes         map[string]NodeState
+}
+
+// ObservedAnnotation, on a pod of an --observed file, says what the controller saw happen to it
+// (render's Input.DeletedPods): ObservedDeleted, someone else started deleting it (it is still
+// there); ObservedGone, someone else deleted it and it is gone. Read by ReadObservations only;
+// no object in a cluster carries it.
+const (
+	ObservedAnnotation = "render.trainyard.dev/observed"
+	ObservedDeleted    = "deleted"
+	ObservedGone       = "gone"
+)
+
+// ReadObservations decodes a multi-document YAML of observed objects: Pods (one document each;
+// ObservedAnnotation marks those deleted by someone else),
+// Nodes (their Ready condition), CustomResourceDefinitions (only their names count: they say
+// which PodGroup kinds exist), and the APIService v1alpha2.scheduling.k8s.io (`kubectl get
+// apiservice`), which says the cluster serves the built-in Workload and PodGroup.
+func ReadObservations(data []byte) (Observations, error) {
+	o := Observations{InstalledCRDs: map[string]bool{}}
 	docs, err := splitDocuments(data)
 	if err != nil {
-		return nil, nil, err
+		return Observations{}, err
 	}
 	for i, doc := range docs {
 		var u unstructured.Unstructured
 		if err := yaml.Unmarshal(doc, &u.Object); err != nil {
-			return nil, nil, fmt.Errorf("observed document %d: %w", i+1, err)
+			return Observations{}, fmt.Errorf("observed document %d: %w", i+1, err)
 		}
 		switch u.GetKind() {
 		case "Pod":
 			var p corev1.Pod
 			if err := yaml.UnmarshalStrict(doc, &p); err != nil {
-				return nil, nil, fmt.Errorf("observed document %d (Pod %s): %w", i+1, u.GetName(), err)
+				return Observations{}, fmt.Errorf("observed document %d (Pod %s): %w", i+1, u.GetName(), err)
 			}
-			pods = append(pods, p)
+			mark := p.Annotations[ObservedAnnotation]
+			delete(p.Annotations, ObservedAnnotation)
+			switch mark {
+			case "":
+				o.Pods = append(o.Pods, p)
+			case ObservedDeleted:
+				o.Pods = append(o.Pods, p)
+				o.DeletedPods = append(o.DeletedPods, p)
+			case ObservedGone:
+				o.DeletedPods = append(o.DeletedPods, p)
+			default:
+				return Observations{}, fmt.Errorf("observed document %d (Pod %s): annotation %s: unsupported value %q: supported values: %q, %q",
+					i+1, u.GetName(), ObservedAnnotation, mark, ObservedDeleted, ObservedGone)
+			}
+		case "Node":
+			var n corev1.Node
+			if err := yaml.Unmarshal(doc, &n); err != nil {
+				return Observations{}, fmt.Errorf("observed document %d (Node %s): %w", i+1, u.GetName(), err)
+			}
+			if o.Nodes == nil {
+				o.Nodes = map[string]NodeState{}
+			}
+			o.Nodes[n.Name] = NodeStateOf(&n)
 		case "CustomResourceDefinition":
-			crds[u.GetName()] = true
+			o.InstalledCRDs[u.GetName()] = true
 		case "APIService":
 			if u.GetName() == kubernetesGang.gv.Version+"."+kubernetesGang.gv.Group {
-				crds[KubernetesPodGroupAPI] = true
+				o.InstalledCRDs[KubernetesPodGroupAPI] = true
 			}
 		case kueue.KindWorkload, kueue.KindResourceFlavor, kueue.KindWorkloadPriorityClass, "PriorityClass":
 			// Kueue's objects: ReadObservedKueue reads them.
 		default:
-			return nil, nil, fmt.Errorf("observed document %d: kind %q is not one render reads (Pod, CustomResourceDefinition, APIService, Kueue's Workload, ResourceFlavor, WorkloadPriorityClass, PriorityClass)", i+1, u.GetKind())
+			return Observations{}, fmt.Errorf("observed document %d: kind %q is not one render reads (Pod, Node, CustomResourceDefinition, APIService, Kueue's Workload, ResourceFlavor, WorkloadPriorityClass, PriorityClass)", i+1, u.GetKind())
 		}
 	}
-	return pods, crds, nil
+	return o, nil
 }
 
 // Print writes the output as multi-document YAML: the objects in a fixed order (Kueue Workload, scheduling Workload, PodGroup,

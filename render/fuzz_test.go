@@ -94,6 +94,9 @@ const (
 	modeStartTime
 	modeCompletionTime
 	modeBackoffLimit
+	modeScopeGang     // runPolicy.restartScope Gang (the annotation on the Kubeflow kinds)
+	modeScopeReplica  // Replica; with modeScopeGang, a value no schema allows
+	modeGangRestarted // the status says gangRestarts 1 to 3 (from BackoffCount)
 )
 
 // Bits of fuzzJob.Extra, for the Kubeflow kinds.
@@ -206,6 +209,7 @@ type fuzzPod struct {
 	Phase uint8 // index into podPhases
 	Exit  uint8 // 0: no terminated state, else index-1 into exitCodes
 	Flags uint8 // pod* bits
+	More  uint8 // more* bits: who deleted it, its node, its gang
 }
 
 // Bits of fuzzPod.Flags.
@@ -220,6 +224,17 @@ const (
 	podOtherContainer // the status reports a container other than the training one
 )
 
+// Bits of fuzzPod.More.
+const (
+	moreDeletedByOther = 1 << iota // in Input.DeletedPods, and still observed
+	moreGone                       // in Input.DeletedPods only: someone else deleted it and it is gone
+	moreNodeLost                   // on a node NotReady for an hour
+	moreNodeNotReady               // on a node NotReady for 10 s
+	moreNodeReady                  // on a Ready node
+	moreGang1                      // created under gangRestarts 1
+	moreGang3                      // created under gangRestarts 3 (with moreGang1: a malformed annotation)
+)
+
 var (
 	podPhases            = []corev1.PodPhase{corev1.PodPending, corev1.PodRunning, corev1.PodSucceeded, corev1.PodFailed, corev1.PodUnknown, ""}
 	malformedIndexLabels = []string{"-1", "x", "", "4294967296", "+1", "01"}
@@ -228,26 +243,39 @@ var (
 func encodePods(pods []fuzzPod) []byte {
 	var out []byte
 	for _, p := range pods {
-		out = append(out, p.Type, p.Index, p.Phase, p.Exit, p.Flags)
+		out = append(out, p.Type, p.Index, p.Phase, p.Exit, p.Flags, p.More)
 	}
 	return out
 }
 
-// observedPods decodes the observed pods of job from data: at most 24, with distinct names.
-func observedPods(job *Job, data []byte) []corev1.Pod {
+// observedPods decodes the observed pods of job from data: at most 24, with distinct names, and
+// those someone else deleted (some still observed, some gone).
+func observedPods(job *Job, data []byte) (pods, deleted []corev1.Pod) {
 	b := fuzzBytes(data)
-	var pods []corev1.Pod
 	names := map[string]bool{}
 	for i := 0; b.left() > 0 && i < 24; i++ {
-		p := fuzzPod{Type: b.next(), Index: b.next(), Phase: b.next(), Exit: b.next(), Flags: b.next()}
+		p := fuzzPod{Type: b.next(), Index: b.next(), Phase: b.next(), Exit: b.next(), Flags: b.next(), More: b.next()}
 		pod := fuzzedPod(job, p, i)
-		if names[pod.Name] {
+		if p.More&(moreDeletedByOther|moreGone) != 0 {
+			deleted = append(deleted, pod)
+		}
+		if names[pod.Name] || p.More&moreGone != 0 {
 			continue // a namespace holds one pod of a name
 		}
 		names[pod.Name] = true
 		pods = append(pods, pod)
 	}
-	return pods
+	return pods, deleted
+}
+
+// fuzzNodes are the nodes fuzzed pods are bound to: one Ready, one NotReady within the bound, one
+// NotReady beyond it.
+func fuzzNodes(now time.Time) map[string]NodeState {
+	return map[string]NodeState{
+		"ready":     {Ready: corev1.ConditionTrue, Since: fuzzBase.Add(-time.Hour)},
+		"not-ready": {Ready: corev1.ConditionFalse, Since: now.Add(-10 * time.Second)},
+		"lost":      {Ready: corev1.ConditionUnknown, Since: now.Add(-time.Hour)},
+	}
 }
 
 func fuzzedPod(job *Job, p fuzzPod, n int) corev1.Pod {
@@ -300,11 +328,27 @@ func fuzzedPod(job *Job, p fuzzPod, n int) corev1.Pod {
 	if p.Flags&podNodeLostReason != 0 {
 		pod.Status.Reason = podReasonNodeLost
 	}
-	for bit, reason := range map[uint8]string{podTaintManager: reasonTaintManager, podPreempted: "PreemptionByScheduler"} {
+	for bit, reason := range map[uint8]string{podTaintManager: "DeletionByTaintManager", podPreempted: "PreemptionByScheduler"} {
 		if p.Flags&bit != 0 {
 			pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{
 				Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: reason})
 		}
+	}
+	switch {
+	case p.More&moreNodeLost != 0:
+		pod.Spec.NodeName = "lost"
+	case p.More&moreNodeNotReady != 0:
+		pod.Spec.NodeName = "not-ready"
+	case p.More&moreNodeReady != 0:
+		pod.Spec.NodeName = "ready"
+	}
+	switch p.More & (moreGang1 | moreGang3) {
+	case moreGang1:
+		pod.Annotations[batch.AnnotationGangRestarts] = "1"
+	case moreGang3:
+		pod.Annotations[batch.AnnotationGangRestarts] = "3"
+	case moreGang1 | moreGang3:
+		pod.Annotations[batch.AnnotationGangRestarts] = "-x"
 	}
 	if p.Flags&podDebugMode != 0 {
 		pod.Annotations[batch.AnnotationRunMode] = "Debug"
@@ -359,9 +403,18 @@ func (s fuzzJob) meta(name string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: name, Namespace: "team-a", UID: "5b0e1a7c-0000-4000-8000-00000000f022"}
 }
 
+// kubeflowMeta is meta with the Kubeflow kinds' restart-scope annotation, when one is chosen.
+func (s fuzzJob) kubeflowMeta(name string) metav1.ObjectMeta {
+	m := s.meta(name)
+	if scope := s.restartScope(); scope != "" {
+		m.Annotations = map[string]string{batch.AnnotationRestartScope: string(scope)}
+	}
+	return m
+}
+
 // status is the stored status of a T9k job.
 func (s fuzzJob) status() batch.TrainingJobStatus {
-	st := batch.TrainingJobStatus{Phase: pick(fuzzPhases, s.Phase), BackoffCount: int32(s.BackoffCount)}
+	st := batch.TrainingJobStatus{Phase: pick(fuzzPhases, s.Phase), BackoffCount: int32(s.BackoffCount), GangRestarts: s.gangRestarts()}
 	if s.has(modeStartTime) {
 		st.StartTime = &metav1.Time{Time: fuzzBase}
 	}
@@ -411,8 +464,29 @@ func (s fuzzJob) runMode() *batch.RunMode {
 	return m
 }
 
+// gangRestarts is the stored status.gangRestarts.
+func (s fuzzJob) gangRestarts() int32 {
+	if !s.has(modeGangRestarted) {
+		return 0
+	}
+	return 1 + int32(uint8(s.BackoffCount)%3)
+}
+
+// restartScope is the chosen restart scope, possibly one no schema allows.
+func (s fuzzJob) restartScope() batch.RestartScope {
+	switch {
+	case s.has(modeScopeGang) && s.has(modeScopeReplica):
+		return "Sometimes"
+	case s.has(modeScopeGang):
+		return batch.RestartScopeGang
+	case s.has(modeScopeReplica):
+		return batch.RestartScopeReplica
+	}
+	return ""
+}
+
 func (s fuzzJob) runPolicy(deadline int64) *batch.RunPolicy {
-	p := &batch.RunPolicy{CleanUpPolicy: pick(cleanUpPolicies, s.CleanUp)}
+	p := &batch.RunPolicy{CleanUpPolicy: pick(cleanUpPolicies, s.CleanUp), RestartScope: s.restartScope()}
 	if s.has(modeDeadline) {
 		p.ActiveDeadlineSeconds = &deadline
 	}
@@ -574,7 +648,7 @@ func (s fuzzJob) kubeflowRunPolicy(deadline int64) *kubeflowv1.RunPolicy {
 
 // kubeflowStatus is a Kubeflow status whose conditions read back as the chosen phase.
 func (s fuzzJob) kubeflowStatus() kubeflowv1.JobStatus {
-	st := kubeflowv1.JobStatus{BackoffCount: int32(s.BackoffCount)}
+	st := kubeflowv1.JobStatus{BackoffCount: int32(s.BackoffCount), GangRestarts: s.gangRestarts()}
 	if s.has(modeStartTime) {
 		st.StartTime = &metav1.Time{Time: fuzzBase}
 	}
@@ -610,7 +684,7 @@ func (s fuzzJob) kubeflowStatus() kubeflowv1.JobStatus {
 
 func (s fuzzJob) pyTorchJob(name, custom string, deadline int64) *kubeflowv1.PyTorchJob {
 	j := &kubeflowv1.PyTorchJob{
-		ObjectMeta: s.meta(name),
+		ObjectMeta: s.kubeflowMeta(name),
 		Spec: kubeflowv1.PyTorchJobSpec{
 			RunPolicy: s.kubeflowRunPolicy(deadline), PyTorchReplicaSpecs: s.kubeflowSpecs(PyTorch, pyTorchJobKeys, custom),
 		},
@@ -639,7 +713,7 @@ func (s fuzzJob) pyTorchJob(name, custom string, deadline int64) *kubeflowv1.PyT
 
 func (s fuzzJob) tfJob(name, custom string, deadline int64) *kubeflowv1.TFJob {
 	j := &kubeflowv1.TFJob{
-		ObjectMeta: s.meta(name),
+		ObjectMeta: s.kubeflowMeta(name),
 		Spec: kubeflowv1.TFJobSpec{
 			RunPolicy: s.kubeflowRunPolicy(deadline), TFReplicaSpecs: s.kubeflowSpecs(TensorFlow, tfJobKeys, custom),
 		},
@@ -661,7 +735,9 @@ func fuzzInput(job Job, s fuzzJob, pods []byte, elapsedMilli int64) Input {
 	}
 	// Up to about 300 years either way, so that computing now cannot overflow.
 	elapsed := time.Duration(elapsedMilli%(1e13)) * time.Millisecond
-	return Input{Job: job, Pods: observedPods(&job, pods), InstalledCRDs: crds, Now: fuzzBase.Add(elapsed)}
+	now := fuzzBase.Add(elapsed)
+	observed, deleted := observedPods(&job, pods)
+	return Input{Job: job, Pods: observed, DeletedPods: deleted, InstalledCRDs: crds, Now: now, Nodes: fuzzNodes(now)}
 }
 
 // jobSeeds are shapes of the golden cases, for the job targets. Type kinds index the kind's
@@ -716,6 +792,21 @@ var jobSeeds = []fuzzSeed{
 	{ // worker-on-lost-node-is-force-deleted
 		name: "rs", job: fuzzJob{Mode: modeStartTime, Phase: 2, Types: []fuzzType{{Kind: 0, Replicas: 1}, {Kind: 1, Replicas: 1, Restart: 2}}},
 		pods: []fuzzPod{{Type: 0, Phase: 1}, {Type: 1, Phase: 1, Flags: podDeleting | podTaintManager}},
+	},
+	{ // pod-deleted-by-someone-else-restarts-the-gang-as-a-disruption, and a gone one
+		name: "dl", job: fuzzJob{Mode: modeStartTime, Phase: 2, Types: []fuzzType{{Kind: 0, Replicas: 1, Restart: 2}, {Kind: 1, Replicas: 2, Restart: 2}}},
+		pods: []fuzzPod{{Type: 0, Phase: 1, More: moreNodeReady}, {Type: 1, Index: 0, Phase: 1, Flags: podDeleting, More: moreDeletedByOther},
+			{Type: 1, Index: 1, Phase: 1, Flags: podDeleting | podPreempted, More: moreGone}},
+	},
+	{ // gang-restart-deletes-survivors-of-an-earlier-gang, pod-terminating-on-a-lost-node-is-force-deleted
+		name: "gr", job: fuzzJob{Mode: modeStartTime | modeGangRestarted, Phase: 2, Types: []fuzzType{{Kind: 0, Replicas: 1, Restart: 2}, {Kind: 1, Replicas: 2, Restart: 2}}},
+		pods: []fuzzPod{{Type: 0, Phase: 1, More: moreGang1}, {Type: 1, Index: 0, Phase: 1, More: moreNodeLost},
+			{Type: 1, Index: 1, Phase: 1, Flags: podDeleting, More: moreNodeNotReady}},
+	},
+	{ // torchrun-worker-exit-1-restarts-that-worker-alone, with restartScope Gang chosen
+		name: "scope", job: fuzzJob{Mode: modeStartTime | modeTorchrun | modeScopeGang, Phase: 2,
+			Types: []fuzzType{{Kind: 0, Replicas: 1, Restart: 2}, {Kind: 1, Replicas: 2, Restart: 2}}},
+		pods: []fuzzPod{{Type: 0, Phase: 1}, {Type: 1, Index: 0, Phase: 1}, {Type: 1, Index: 1, Phase: 3, Exit: 2}},
 	},
 	{ // active-deadline-passed-fails-job
 		name: "late", deadline: 600, elapsedMilli: 601_000,
@@ -805,7 +896,7 @@ func FuzzReadJob(f *testing.F) {
 		if err != nil {
 			return
 		}
-		pods, crds, err := ReadObserved(observed)
+		o, err := ReadObservations(observed)
 		if err != nil {
 			return
 		}
@@ -814,7 +905,7 @@ func FuzzReadJob(f *testing.F) {
 		if n := job.PodCount(); n > 256 || (job.Elastic != nil && job.Elastic.Max > 256) {
 			return
 		}
-		checkRender(t, Input{Job: job, Pods: pods, InstalledCRDs: crds, Now: fuzzBase})
+		checkRender(t, Input{Job: job, Pods: o.Pods, DeletedPods: o.DeletedPods, InstalledCRDs: o.InstalledCRDs, Nodes: o.Nodes, Now: fuzzBase})
 	})
 }
 
@@ -846,7 +937,42 @@ func checkRender(t *testing.T, in Input) {
 	checkNames(t, out)
 	checkWantedPods(t, in, out)
 	checkDeadline(t, in, out)
+	checkRestarts(t, in, out)
 	checkOnlyPodsToCreate(t, in, out)
+}
+
+// checkRestarts: counters never go back; only a pod whose node has been NotReady for the bound
+// is force-deleted; no pod is created while a pod of an earlier gang is observed or a gang
+// restart is decided; a gang restart counts once.
+func checkRestarts(t *testing.T, in Input, out *Output) {
+	t.Helper()
+	d, st := &out.Decisions, &in.Job.Status
+	if d.BackoffCount < st.BackoffCount || d.DisruptionCount < st.DisruptionCount || d.GangRestarts < st.GangRestarts {
+		t.Errorf("a counter went back: backoffCount %d -> %d, disruptionCount %d -> %d, gangRestarts %d -> %d",
+			st.BackoffCount, d.BackoffCount, st.DisruptionCount, d.DisruptionCount, st.GangRestarts, d.GangRestarts)
+	}
+	if d.GangRestart && (d.GangRestarts != st.GangRestarts+1 || (d.BackoffCount-st.BackoffCount)+(d.DisruptionCount-st.DisruptionCount) != 1) {
+		t.Errorf("a gang restart counted gangRestarts +%d, backoffCount +%d, disruptionCount +%d; want +1 and one restart",
+			d.GangRestarts-st.GangRestarts, d.BackoffCount-st.BackoffCount, d.DisruptionCount-st.DisruptionCount)
+	}
+	nodes := map[string]string{}
+	older := d.GangRestart
+	for _, p := range in.Pods {
+		nodes[p.Name] = p.Spec.NodeName
+		if gangRestartsOf(&p) < st.GangRestarts {
+			older = true
+		}
+	}
+	for _, del := range d.Delete {
+		n, ok := in.Nodes[nodes[del.Name]]
+		lost := ok && n.Ready != corev1.ConditionTrue && !in.Now.Before(n.Since.Add(DefaultNodeLostAfter))
+		if del.Force && !lost {
+			t.Errorf("%s is force-deleted, but its node %q is not lost (%+v)", del.Name, nodes[del.Name], n)
+		}
+	}
+	if older && len(d.Create) > 0 && !in.Job.Finished() {
+		t.Errorf("pods %v are created while a pod of an earlier gang is observed (or the gang restarts)", d.Create)
+	}
 }
 
 // checkNames: pods, their hostnames and subdomains, PodGroups, Deployments and HPAs need DNS-1123

@@ -24,7 +24,8 @@ const defaultNow = "2026-01-01T00:00:00Z"
 // TestGolden renders each case under testdata/<case>/:
 //
 //	job.yaml       the job, status included (the counters and phase render builds on)
-//	observed.yaml  optional: the pods the job owns, with status, and installed PodGroup CRDs
+//	observed.yaml  optional: the pods the job owns, with status (render.trainyard.dev/observed
+//	               marks those someone else deleted), their nodes, and installed PodGroup CRDs
 //	now            optional: the time to render at (RFC3339); default 2026-01-01T00:00:00Z
 //	want.yaml      the expected output: objects, then the decisions
 //	want.err       instead of want.yaml, for input render refuses: the expected error
@@ -60,9 +61,11 @@ func renderCase(t *testing.T, dir string) ([]byte, error) {
 	}
 	in := Input{Job: job, Now: mustTime(t, defaultNow)}
 	if data, err := os.ReadFile(filepath.Join(dir, "observed.yaml")); err == nil {
-		if in.Pods, in.InstalledCRDs, err = ReadObserved(data); err != nil {
+		o, err := ReadObservations(data)
+		if err != nil {
 			t.Fatalf("observed.yaml: %v", err)
 		}
+		in.Pods, in.DeletedPods, in.InstalledCRDs, in.Nodes = o.Pods, o.DeletedPods, o.InstalledCRDs, o.Nodes
 		if in.Kueue, err = ReadObservedKueue(data, &in.Job); err != nil {
 			t.Fatalf("observed.yaml: %v", err)
 		}

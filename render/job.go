@@ -64,6 +64,9 @@ type Job struct {
 	BackoffLimit          int32
 	ActiveDeadlineSeconds *int64
 	CleanUpPolicy         batch.CleanUpPolicy
+	// RestartScope is the scope the user chose (runPolicy.restartScope; the Kubeflow kinds'
+	// annotation, as written); empty means what can recover (restartScopeOf).
+	RestartScope batch.RestartScope
 
 	Debug       bool
 	DebugSpecs  map[string]batch.ReplicaDebugSet
@@ -138,6 +141,17 @@ type Input struct {
 	// every desired pod: all a controller needs that creates pods once and never patches them.
 	// The decisions are the same either way.
 	OnlyPodsToCreate bool
+	// DeletedPods are pods of the job whose deletion someone else started (an eviction, a
+	// preemption, kubectl delete): the controller saw their deletionTimestamp appear, or their
+	// removal, without having asked for it. Each is as last observed and may still be in Pods
+	// (being deleted). Render restarts them as disruptions.
+	DeletedPods []corev1.Pod
+	// Nodes are the nodes the job's pods are bound to, by name, as their Ready condition says;
+	// nil when no node is observed (a pod's node is then never taken for lost).
+	Nodes map[string]NodeState
+	// NodeLostAfter is how long a node may be NotReady or unreachable before its pods are taken
+	// for lost and force-deleted; zero means DefaultNodeLostAfter.
+	NodeLostAfter time.Duration
 }
 
 // FromPyTorchTrainingJob converts a PyTorchTrainingJob into the render model.
@@ -186,6 +200,7 @@ func commonJob(m metav1.ObjectMeta, kind string, fw Framework, mode *batch.RunMo
 	if policy != nil {
 		j.BackoffLimit = deref(policy.BackoffLimit, DefaultBackoffLimit)
 		j.ActiveDeadlineSeconds = policy.ActiveDeadlineSeconds
+		j.RestartScope = policy.RestartScope
 		if policy.CleanUpPolicy != "" {
 			j.CleanUpPolicy = normalizeCleanUp(policy.CleanUpPolicy)
 		}

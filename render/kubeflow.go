@@ -156,7 +156,9 @@ func (r *renderer) replicaServices() []*corev1.Service {
 		ports := servicePortsOf(r.job, []ReplicaType{*t})
 		for i := int32(0); i < t.Replicas; i++ {
 			p := r.observed[slot{t.Type, i}]
-			wanted := r.create && (p == nil || !p.deleting)
+			// Note: a replica being restarted keeps its Service, rather than losing it with the
+			// old pod and getting it back with the new one (a gang restart would rewrite them all).
+			wanted := r.create && (p == nil || !p.deleting || p.restarting)
 			remains := p != nil && !p.deleting && p.pod.DeletionTimestamp == nil
 			if !wanted && !remains {
 				continue
@@ -330,7 +332,7 @@ func (r *renderer) allWorkersSucceeded() bool {
 		}
 		for i := int32(0); i < t.Replicas; i++ {
 			p := r.observed[slot{t.Type, i}]
-			if p == nil || !p.succeeded || r.otherRunMode(p) {
+			if p == nil || !p.succeeded || !r.current(p) {
 				return false
 			}
 		}

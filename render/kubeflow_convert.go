@@ -84,6 +84,7 @@ func kubeflowJob(m metav1.ObjectMeta, kind string, fw Framework, rp kubeflowv1.R
 		ActiveDeadlineSeconds: rp.ActiveDeadlineSeconds,
 		CleanUpPolicy:         cleanPodPolicy(rp.CleanPodPolicy),
 		Pause:                 deref(rp.Suspend, false),
+		RestartScope:          batch.RestartScope(m.Annotations[batch.AnnotationRestartScope]),
 		Kubeflow:              &Kubeflow{TTLSecondsAfterFinished: rp.TTLSecondsAfterFinished},
 		Status:                FromKubeflowStatus(&st),
 	}
@@ -165,6 +166,8 @@ func FromKubeflowStatus(ks *kubeflowv1.JobStatus) batch.TrainingJobStatus {
 		StartTime:          ks.StartTime,
 		CompletionTime:     ks.CompletionTime,
 		BackoffCount:       ks.BackoffCount,
+		DisruptionCount:    ks.DisruptionCount,
+		GangRestarts:       ks.GangRestarts,
 		ObservedGeneration: ks.ObservedGeneration,
 	}
 	for _, c := range ks.Conditions {

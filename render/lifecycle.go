@@ -85,6 +85,10 @@ func (r *renderer) runningPhase() {
 	running, want := r.countRunning(), r.job.PodCount()
 	resuming := r.job.Status.Phase == batch.JobPaused || r.job.Status.Phase == batch.JobResuming
 	switch {
+	case r.holdCreates:
+		// Note: a constant message, so that the status is not rewritten as the old pods go.
+		d.Phase, d.Reason = batch.JobPending, batch.ReasonRestarting
+		d.Message = "every pod of the job is restarted: the new ones are created once the old ones are gone"
 	case resuming && running < want:
 		d.Phase, d.Reason = batch.JobResuming, batch.ReasonResuming
 		d.Message = fmt.Sprintf("%d of %d replicas running after the pause", running, want)
@@ -146,9 +150,7 @@ func (r *renderer) deadline() {
 	// Note: counted from the exact input time, not the second-truncated one render stamps
 	// objects with, so the job is looked at again when the deadline falls due, not up to a
 	// second after.
-	if left := end.Sub(r.in.Now); left > 0 {
-		r.out.Decisions.RequeueAfter = &metav1.Duration{Duration: left}
-	}
+	r.requeueAfter(end.Sub(r.in.Now))
 }
 
 // blocked reports a missing PodGroup CRD for the chosen gang scheduler.

@@ -27,44 +27,64 @@ func slotOf(p *corev1.Pod) slot {
 type observedPod struct {
 	pod  *corev1.Pod
 	slot slot
-	// terminated: the training container has stopped for good (the pod Succeeded or Failed, or it
-	// was disrupted and is going away).
+	// terminated: the training container has stopped for good (the pod Succeeded or Failed, or its
+	// node is lost).
 	terminated bool
 	succeeded  bool
 	// exitCode of the training container, when it reported one.
 	exitCode *int32
-	// disrupted: evicted, preempted, or its node lost, rather than exited by itself.
+	// disrupted: evicted, preempted, or its node lost, rather than exited by itself; cause says how.
 	disrupted bool
-	// nodeLost: the pod's node is gone, so a graceful delete would never finish.
+	cause     string
+	// nodeLost: the pod's node has been NotReady or unreachable beyond the bound (observeNodes), so
+	// a graceful delete would never finish: it is force-deleted.
 	nodeLost bool
-	// deleting: render decided in this round to delete it.
-	deleting bool
+	// deletedByOther: someone other than the controller started its deletion (Input.DeletedPods).
+	deletedByOther bool
+	// gang is the value of the job's status.gangRestarts the pod was created under.
+	gangRestarts int32
+	// gone: deleted by someone else and no longer observed (Input.DeletedPods); nothing to delete.
+	gone bool
+	// deleting: render decided in this round to delete it; restarting, to create it again.
+	deleting, restarting bool
 }
 
-// Pod status reasons and condition reasons that mean the pod was disrupted from outside.
+// going reports whether the pod is being deleted: by render in this round, or already.
+func (p *observedPod) going() bool { return p.deleting || p.pod.DeletionTimestamp != nil }
+
+// Pod status reasons and DisruptionTarget condition reasons that mean the pod was disrupted from
+// outside, and how render words them (in conditions and events: no volatile detail).
 const (
-	podReasonEvicted    = "Evicted"
-	podReasonNodeLost   = "NodeLost"
-	reasonTaintManager  = "DeletionByTaintManager"
-	reasonPodGCNodeGone = "DeletionByPodGC"
+	podReasonEvicted  = "Evicted"
+	podReasonNodeLost = "NodeLost"
 )
+
+// How a replica ended, when it did not exit by itself.
+const (
+	causeEvicted   = "was evicted"
+	causePreempted = "was preempted"
+	causeNodeLost  = "lost its node"
+	causeDeleted   = "was deleted by someone else"
+)
+
+var disruptionCauses = map[string]string{
+	"EvictionByEvictionAPI":  causeEvicted,
+	"PreemptionByScheduler":  causePreempted,
+	"DeletionByTaintManager": "was evicted from a node that is not ready",
+	"DeletionByPodGC":        "was deleted with its node",
+	"TerminationByKubelet":   "was evicted by its kubelet",
+}
 
 // observePods sorts the job's pods into replica slots, and keeps the rest apart. A pod fills a
 // slot only under the slot's name: one whose labels were edited to another slot's is kept apart
 // (and deleted as a stray), so that two slots never take one pod for theirs.
 func observePods(j *Job, pods []corev1.Pod) (map[slot]*observedPod, []*observedPod) {
-	counts := map[string]int32{}
-	for _, t := range j.Replicas {
-		counts[t.Type] = t.Replicas
-	}
 	bySlot := make(map[slot]*observedPod, len(pods))
 	var others []*observedPod
 	for i := range pods {
 		p := &pods[i]
 		o := classify(j, p)
-		n, known := counts[o.slot.typ]
-		if !known || o.slot.index < 0 || o.slot.index >= n || bySlot[o.slot] != nil ||
-			p.Name != PodName(j.Name, o.slot.typ, o.slot.index) {
+		if !j.fills(o) || bySlot[o.slot] != nil {
 			others = append(others, o)
 			continue
 		}
@@ -74,9 +94,20 @@ func observePods(j *Job, pods []corev1.Pod) (map[slot]*observedPod, []*observedP
 	return bySlot, others
 }
 
+// fills reports whether the pod belongs to one of the job's replica slots: its labels name a
+// type and index the job has, and it bears that slot's name.
+func (j *Job) fills(o *observedPod) bool {
+	for _, t := range j.Replicas {
+		if t.Type == o.slot.typ {
+			return o.slot.index >= 0 && o.slot.index < t.Replicas && o.pod.Name == PodName(j.Name, t.Type, o.slot.index)
+		}
+	}
+	return false
+}
+
 // classify reads how a pod ended, if it did.
 func classify(j *Job, p *corev1.Pod) *observedPod {
-	o := &observedPod{pod: p, slot: slotOf(p)}
+	o := &observedPod{pod: p, slot: slotOf(p), gangRestarts: gangRestartsOf(p)}
 	if c := trainingContainerStatus(j, p); c != nil && c.State.Terminated != nil {
 		code := c.State.Terminated.ExitCode
 		o.exitCode = &code
@@ -84,18 +115,18 @@ func classify(j *Job, p *corev1.Pod) *observedPod {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
 			o.disrupted = true
-			o.nodeLost = c.Reason == reasonTaintManager || c.Reason == reasonPodGCNodeGone
+			o.cause = disruptionCauses[c.Reason]
+			if o.cause == "" {
+				o.cause = "was disrupted (" + c.Reason + ")"
+			}
 		}
 	}
 	switch p.Status.Reason {
 	case podReasonEvicted:
-		o.disrupted = true
+		o.disrupted, o.cause = true, causeEvicted
 	case podReasonNodeLost:
-		o.disrupted, o.nodeLost = true, true
+		o.disrupted, o.cause = true, causeNodeLost
 	}
-	// A pod whose node is lost stays Terminating forever; only then does its deletion count as
-	// the end of the replica. Other pods being deleted are still shutting down.
-	o.nodeLost = o.nodeLost && p.DeletionTimestamp != nil
 	switch p.Status.Phase {
 	case corev1.PodSucceeded:
 		o.terminated, o.succeeded = true, true
@@ -104,10 +135,21 @@ func classify(j *Job, p *corev1.Pod) *observedPod {
 		}
 	case corev1.PodFailed:
 		o.terminated = true
-	default:
-		o.terminated = o.nodeLost
 	}
 	return o
+}
+
+// gangRestartsOf reads the gang a pod was created in (AnnotationGangRestarts); absent or unreadable is 0.
+func gangRestartsOf(p *corev1.Pod) int32 {
+	v, ok := p.Annotations[batch.AnnotationGangRestarts]
+	if !ok {
+		return 0
+	}
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return int32(n)
 }
 
 // trainingContainerStatus finds the status of the training container of a pod.

@@ -50,7 +50,7 @@ func (r *renderer) desiredPods() []*corev1.Pod {
 		for i := int32(0); i < t.Replicas; i++ {
 			observed := r.observed[slot{t.Type, i}]
 			name := PodName(r.job.Name, t.Type, i)
-			if (observed != nil && observed.deleting) || (observed == nil && taken[name]) {
+			if (observed != nil && observed.deleting) || (observed == nil && (taken[name] || r.holdCreates)) {
 				continue
 			}
 			if observed == nil {
@@ -101,6 +101,9 @@ func (r *renderer) prototype(t *ReplicaType) (*corev1.Pod, int) {
 	pod.Labels[batch.LabelReplicaType] = t.Type
 	pod.Labels[batch.LabelSchedulerRole] = t.Type
 	pod.Annotations[batch.AnnotationRunMode] = runModeName(r.job)
+	if g := r.out.Decisions.GangRestarts; g > 0 {
+		pod.Annotations[batch.AnnotationGangRestarts] = strconv.FormatInt(int64(g), 10)
+	}
 
 	if p := pod.Spec.RestartPolicy; p != "" && p != corev1.RestartPolicyNever {
 		r.warn(WarnRestartPolicy, fmt.Sprintf("replica type %s: template restartPolicy %s replaced with Never; the controller restarts replicas by spec.replicaSpecs[].restartPolicy (%s)", t.Type, p, t.RestartPolicy))

@@ -68,11 +68,20 @@ type Decisions struct {
 	Create []string `json:"create,omitempty"`
 	// Delete lists the pods to delete, with the reason.
 	Delete []Deletion `json:"delete,omitempty"`
-	// Restarts lists the replicas being restarted in this round (their pods are in Delete).
+	// Restarts lists the replicas whose end restarts something in this round: themselves, or
+	// every pod of the job when GangRestart is set (their pods are in Delete).
 	Restarts []Restart `json:"restarts,omitempty"`
-	// BackoffCount is the new value of status.backoffCount.
+	// GangRestart: every pod of the job is restarted in this round. All are deleted, and the new
+	// gang is created once the old pods are all gone.
+	GangRestart bool `json:"gangRestart,omitempty"`
+	// BackoffCount is the new value of status.backoffCount: restarts decided by an exit code.
 	BackoffCount int32 `json:"backoffCount"`
-	// RequeueAfter is when render must run again even if nothing changes (a deadline).
+	// DisruptionCount is the new value of status.disruptionCount: restarts after a disruption.
+	DisruptionCount int32 `json:"disruptionCount,omitempty"`
+	// GangRestarts is the new value of status.gangRestarts, which new pods are created under.
+	GangRestarts int32 `json:"gangRestarts,omitempty"`
+	// RequeueAfter is when render must run again even if nothing changes (a deadline, a node
+	// that will have been NotReady for --node-lost-after).
 	RequeueAfter *metav1.Duration `json:"requeueAfter,omitempty"`
 	// Warnings become Warning events on the job.
 	Warnings []Warning `json:"warnings,omitempty"`
@@ -106,13 +115,18 @@ type Deletion struct {
 	Force bool `json:"force,omitempty"`
 }
 
-// Restart is one replica restarted in this round.
+// Restart is one replica whose end restarts something in this round.
 type Restart struct {
-	Pod       string `json:"pod"`
-	Type      string `json:"type"`
-	Index     int32  `json:"index"`
-	ExitCode  *int32 `json:"exitCode,omitempty"`
-	Disrupted bool   `json:"disrupted,omitempty"`
+	Pod      string `json:"pod"`
+	Type     string `json:"type"`
+	Index    int32  `json:"index"`
+	ExitCode *int32 `json:"exitCode,omitempty"`
+	// Disrupted: evicted, preempted, lost with its node or deleted by someone else; such a
+	// restart counts in disruptionCount, not backoffCount.
+	Disrupted bool `json:"disrupted,omitempty"`
+	// Cause says how it ended, in a few words without volatile detail ("exited with code 1",
+	// "was evicted", "lost its node").
+	Cause string `json:"cause"`
 }
 
 // Warning is an event to record on the job.
@@ -157,6 +171,12 @@ type renderer struct {
 	create bool
 	// admission is what an admitted queued job's pods get from Kueue, by replica type.
 	admission map[string]*podSetInfo
+	// holdCreates: a gang restart is under way, so no missing pod is created until every pod of
+	// the old gang is gone.
+	holdCreates bool
+	// vanished are the slots whose pod someone else deleted and is already gone
+	// (observeDeletions).
+	vanished map[slot]*observedPod
 }
 
 func newRenderer(in Input) *renderer {
@@ -166,8 +186,11 @@ func newRenderer(in Input) *renderer {
 		out:      &Output{},
 		now:      metav1.NewTime(in.Now.UTC().Truncate(time.Second)),
 		warnings: map[Warning]bool{},
+		vanished: map[slot]*observedPod{},
 	}
 	r.observed, r.others = observePods(r.job, in.Pods)
+	r.observeNodes()
+	r.observeDeletions()
 	switch {
 	case r.job.Kubeflow != nil && r.job.Framework == TensorFlow:
 		r.env = newKubeflowTFEnv(r.job)
@@ -179,6 +202,8 @@ func newRenderer(in Input) *renderer {
 		r.env = newPyTorchEnv(r.job)
 	}
 	r.out.Decisions.BackoffCount = r.job.Status.BackoffCount
+	r.out.Decisions.DisruptionCount = r.job.Status.DisruptionCount
+	r.out.Decisions.GangRestarts = r.job.Status.GangRestarts
 	r.out.Decisions.StartTime = r.job.Status.StartTime
 	r.out.Decisions.CompletionTime = r.job.Status.CompletionTime
 	return r
@@ -190,7 +215,7 @@ func (r *renderer) decide() {
 	d := &r.out.Decisions
 	switch {
 	case r.job.Finished():
-		d.Phase, d.Reason = r.job.Status.Phase, finishedReason(r.job)
+		d.Phase, d.Reason, d.Message = r.job.Status.Phase, finishedReason(r.job), finishedMessage(r.job)
 		r.cleanUp()
 	case r.job.Pause:
 		r.pause()
@@ -205,6 +230,7 @@ func (r *renderer) decide() {
 		}
 		r.create = true
 		r.deleteStrays()
+		r.deleteEarlierGangs()
 		if r.job.Debug {
 			r.debugPhase()
 			break
@@ -276,7 +302,7 @@ func (r *renderer) delete(p *observedPod, reason string) {
 	r.out.Decisions.Delete = append(r.out.Decisions.Delete, Deletion{
 		Name: p.pod.Name, UID: p.pod.UID, Reason: reason, Force: p.nodeLost,
 	})
-	p.deleting = true
+	p.deleting, p.restarting = true, reason == DeleteRestart
 }
 
 // oldestPodCreation is the creation time of the job's oldest observed pod, or nil.
@@ -304,6 +330,17 @@ func (r *renderer) podsRemain() bool {
 		}
 	}
 	return false
+}
+
+// finishedMessage is the message of a finished job's terminal condition: a later round keeps
+// saying why the job ended (which pod failed, how), rather than wiping it.
+func finishedMessage(j *Job) string {
+	for _, c := range j.Status.Conditions {
+		if (c.Type == batch.ConditionFailed || c.Type == batch.ConditionCompleted) && c.Status == metav1.ConditionTrue {
+			return c.Message
+		}
+	}
+	return ""
 }
 
 func finishedReason(j *Job) string {

@@ -3,6 +3,8 @@ package render
 import (
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
+
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 )
 
@@ -44,6 +46,139 @@ func restartVerdict(policy batch.RestartPolicy, p *observedPod) verdict {
 	return fail
 }
 
+// restartScopeOf is what is restarted when a replica of type typ must be: the scope the user
+// chose, else what can recover.
+//
+//   - PyTorch without torchrun (a Kubeflow PyTorchJob without elasticPolicy counts as such):
+//     the gang. Static torch.distributed forms its process group once; a replaced rank cannot
+//     join it, and the survivors block in a collective until a timeout, then fail one by one.
+//   - PyTorch with torchrun: the replica. The agents of the survivors see the new one and
+//     re-rendezvous (torchrun's --max_restarts).
+//   - TensorFlow with parameter servers: a worker or an evaluator alone; a failed parameter server
+//     or chief (or master) takes the gang, since every worker holds sessions to it.
+//   - TensorFlow without parameter servers (collective strategies): the gang, as for PyTorch; an
+//     evaluator, which is never part of the collective group, alone.
+func (j *Job) restartScopeOf(typ string) batch.RestartScope {
+	if j.RestartScope != "" {
+		return j.RestartScope
+	}
+	if j.Framework == PyTorch {
+		if j.Torchrun != nil || (j.Kubeflow != nil && j.Kubeflow.Elastic != nil) {
+			return batch.RestartScopeReplica
+		}
+		return batch.RestartScopeGang
+	}
+	switch typ {
+	case "evaluator":
+		return batch.RestartScopeReplica
+	case "worker":
+		if j.hasParameterServers() {
+			return batch.RestartScopeReplica
+		}
+	}
+	return batch.RestartScopeGang
+}
+
+func (j *Job) hasParameterServers() bool {
+	for _, t := range j.Replicas {
+		if t.Type == "ps" && t.Replicas > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// ran reports whether the pod's containers may have started: it was seen Running, or ended. A
+// pod still Pending has joined no peer.
+func (p *observedPod) ran() bool {
+	return p.pod.Status.Phase != corev1.PodPending && p.pod.Status.Phase != ""
+}
+
+// current reports whether p is a pod of the job as it now runs: of the current run mode and
+// created under the current gang (not one a gang restart is deleting). Only such a pod's end
+// decides anything.
+func (r *renderer) current(p *observedPod) bool {
+	return p != nil && !r.otherRunMode(p) && p.gangRestarts >= r.job.Status.GangRestarts
+}
+
+// deleteEarlierGangs deletes the pods created before the last gang restart (a restart the
+// controller stopped in the middle of), and holds every creation until they are all gone: the new
+// gang starts together, never beside a survivor of the old one.
+func (r *renderer) deleteEarlierGangs() {
+	for _, p := range r.allObserved() {
+		if p.gangRestarts < r.job.Status.GangRestarts {
+			r.delete(p, DeleteRestart)
+			r.holdCreates = true
+		}
+	}
+}
+
+// observeDeletions reads Input.DeletedPods: a pod still observed is marked as deleted by someone
+// else; one already gone from a slot that is still empty ended as a disruption, to be restarted.
+// Gone pods of an earlier gang or run mode, of slots no longer wanted, or that had succeeded are
+// no loss.
+func (r *renderer) observeDeletions() {
+	if len(r.in.DeletedPods) == 0 {
+		return
+	}
+	byUID := make(map[string]*observedPod, len(r.observed)+len(r.others))
+	for _, p := range r.allObserved() {
+		byUID[string(p.pod.UID)] = p
+	}
+	for i := range r.in.DeletedPods {
+		d := &r.in.DeletedPods[i]
+		if p := byUID[string(d.UID)]; p != nil && d.UID != "" {
+			p.deletedByOther = true
+			if p.cause == "" {
+				p.cause = causeDeleted
+			}
+			continue
+		}
+		o := classify(r.job, d)
+		if !r.job.fills(o) || r.observed[o.slot] != nil || r.vanished[o.slot] != nil || !r.current(o) || o.succeeded {
+			continue
+		}
+		o.terminated, o.disrupted, o.gone = true, true, true
+		if o.cause == "" {
+			o.cause = causeDeleted
+		}
+		r.vanished[o.slot] = o
+	}
+}
+
+// ended lists, in spec order, the replicas whose end this round decides on: terminated pods still
+// there (or on a lost node, which they never leave by themselves), pods deleted by someone else
+// and already gone, and, where the gang restarts, pods that ran and that someone else is deleting
+// or is about to (a DisruptionTarget condition): to their peers they are lost already.
+func (r *renderer) ended() []*observedPod {
+	var out []*observedPod
+	for _, t := range r.job.Replicas {
+		gang := r.job.restartScopeOf(t.Type) == batch.RestartScopeGang
+		for i := int32(0); i < t.Replicas; i++ {
+			s := slot{t.Type, i}
+			p := r.observed[s]
+			if p == nil {
+				if v := r.vanished[s]; v != nil {
+					out = append(out, v)
+				}
+				continue
+			}
+			if p.deleting || !r.current(p) {
+				continue
+			}
+			going := p.pod.DeletionTimestamp != nil
+			switch {
+			case p.terminated && (!going || p.nodeLost):
+				out = append(out, p)
+			case gang && p.ran() && !p.succeeded && ((going && p.deletedByOther) || (!going && p.disrupted)):
+				p.disrupted = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
 // outcome decides whether the job has just finished, and restarts what its policies restart.
 // It reports true when the job is now Succeeded or Failed.
 func (r *renderer) outcome() bool {
@@ -55,7 +190,7 @@ func (r *renderer) outcome() bool {
 			d.Message = "every worker succeeded (successPolicy AllWorkers)"
 			return true
 		}
-	} else if leader := r.observed[leaderSlot]; leader != nil && leader.succeeded && !r.otherRunMode(leader) {
+	} else if leader := r.observed[leaderSlot]; leader != nil && leader.succeeded && r.current(leader) {
 		d.Phase, d.Reason = batch.JobSucceeded, batch.ReasonSucceeded
 		d.Message = fmt.Sprintf("%s succeeded", leader.pod.Name)
 		return true
@@ -66,35 +201,75 @@ func (r *renderer) outcome() bool {
 		return true
 	}
 	var due []*observedPod
-	for _, t := range r.job.Replicas {
-		for i := int32(0); i < t.Replicas; i++ {
-			p := r.observed[slot{t.Type, i}]
-			if p == nil || !p.terminated || p.deleting || (p.pod.DeletionTimestamp != nil && !p.nodeLost) {
-				continue
-			}
-			switch restartVerdict(t.RestartPolicy, p) {
-			case fail:
-				d.Phase, d.Reason = batch.JobFailed, batch.ReasonFailed
-				d.Message = fmt.Sprintf("%s %s and restartPolicy %s does not restart it", p.pod.Name, howItEnded(p), t.RestartPolicy)
-				return true
-			case restart:
-				due = append(due, p)
+	for _, p := range r.ended() {
+		policy := r.job.replicaType(p.slot.typ).RestartPolicy
+		switch restartVerdict(policy, p) {
+		case fail:
+			d.Phase, d.Reason = batch.JobFailed, batch.ReasonFailed
+			d.Message = fmt.Sprintf("%s %s and restartPolicy %s does not restart it", p.pod.Name, howItEnded(p), policy)
+			return true
+		case restart:
+			due = append(due, p)
+		}
+	}
+	if len(due) > 0 {
+		return r.restart(due)
+	}
+	return false
+}
+
+// restart restarts the replicas that are due, or the whole gang when any of them is of a type
+// whose scope is the gang. A restart decided by an exit code counts toward backoffLimit
+// (backoffCount); one after a disruption counts apart (disruptionCount). A gang restart counts
+// once, by exit code if any of its causes is one. It reports true when the job fails instead:
+// the restart would exceed backoffLimit.
+func (r *renderer) restart(due []*observedPod) bool {
+	d := &r.out.Decisions
+	gang := false
+	var exits []*observedPod
+	for _, p := range due {
+		// Note: a replica disrupted before it ever ran has joined no peer: replacing it alone
+		// recovers, whatever the scope (a pod preempted or deleted while Pending, say).
+		gang = gang || (r.job.restartScopeOf(p.slot.typ) == batch.RestartScopeGang && (p.ran() || !p.disrupted))
+		if !p.disrupted {
+			exits = append(exits, p)
+		}
+	}
+	backoff := int64(len(exits))
+	if gang {
+		backoff = min(backoff, 1)
+	}
+	if backoff > 0 && int64(d.BackoffCount)+backoff > int64(r.job.BackoffLimit) {
+		what := "restarting it"
+		if gang {
+			what = "restarting the job's pods"
+		}
+		d.Phase, d.Reason = batch.JobFailed, batch.ReasonBackoffLimitExceeded
+		d.Message = fmt.Sprintf("%s %s; %s would exceed runPolicy.backoffLimit (%d)", exits[0].pod.Name, howItEnded(exits[0]), what, r.job.BackoffLimit)
+		return true
+	}
+	d.BackoffCount += int32(backoff)
+	if gang {
+		if backoff == 0 {
+			d.DisruptionCount++
+		}
+		d.GangRestarts++
+		d.GangRestart = true
+		r.holdCreates = true
+		for _, p := range r.allObserved() {
+			r.delete(p, DeleteRestart)
+		}
+	} else {
+		d.DisruptionCount += int32(len(due) - len(exits))
+		for _, p := range due {
+			if !p.gone {
+				r.delete(p, DeleteRestart)
 			}
 		}
 	}
-	if len(due) == 0 {
-		return false
-	}
-	if d.BackoffCount+int32(len(due)) > r.job.BackoffLimit {
-		d.Phase, d.Reason = batch.JobFailed, batch.ReasonBackoffLimitExceeded
-		d.Message = fmt.Sprintf("%s %s; restarting it would exceed runPolicy.backoffLimit (%d)", due[0].pod.Name, howItEnded(due[0]), r.job.BackoffLimit)
-		return true
-	}
 	for _, p := range due {
-		r.delete(p, DeleteRestart)
-		d.BackoffCount++
 		d.Restarts = append(d.Restarts, Restart{
-			Pod: p.pod.Name, Type: p.slot.typ, Index: p.slot.index, ExitCode: p.exitCode, Disrupted: p.disrupted,
+			Pod: p.pod.Name, Type: p.slot.typ, Index: p.slot.index, ExitCode: p.exitCode, Disrupted: p.disrupted, Cause: howItEnded(p),
 		})
 	}
 	return false
@@ -104,14 +279,26 @@ func (r *renderer) outcome() bool {
 func howItEnded(p *observedPod) string {
 	switch {
 	case p.nodeLost:
-		return "lost its node"
+		return causeNodeLost
+	case p.disrupted && p.cause != "":
+		return p.cause
 	case p.disrupted:
-		return "was evicted or preempted"
+		return causeEvicted
 	case p.exitCode != nil:
 		return fmt.Sprintf("exited with code %d", *p.exitCode)
 	default:
 		return "failed without an exit code"
 	}
+}
+
+// replicaType is the job's replica type typ (which exists: observed pods fill only the job's slots).
+func (j *Job) replicaType(typ string) *ReplicaType {
+	for i := range j.Replicas {
+		if j.Replicas[i].Type == typ {
+			return &j.Replicas[i]
+		}
+	}
+	return &ReplicaType{Type: typ, RestartPolicy: batch.RestartPolicyNever}
 }
 
 // leaderSlot is the replica whose success is the job's success: PyTorch's master (replica 0 of

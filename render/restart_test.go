@@ -110,7 +110,7 @@ func TestClassify(t *testing.T) {
 		"a succeeded pod ended with code 0":             {makePod("worker", 0).Succeeded().Obj(), observation{Terminated: true, Succeeded: true, ExitCode: ptr(int32(0))}},
 		"a failed pod carries its exit code":            {makePod("worker", 0).Failed(137).Obj(), observation{Terminated: true, ExitCode: ptr(int32(137))}},
 		"an evicted pod is disrupted":                   {makePod("worker", 0).Evicted().Obj(), observation{Terminated: true, Disrupted: true}},
-		"a terminating pod on a lost node has ended":    {makePod("worker", 0).NodeLost().Obj(), observation{Terminated: true, Disrupted: true, NodeLost: true}},
+		"a pod the taint manager deletes is disrupted":  {makePod("worker", 0).NodeLost().Obj(), observation{Disrupted: true}},
 		"the sidecar's exit code is not the training's": {makePod("worker", 0).sidecarExited(3).Obj(), observation{}},
 	}
 	job := &Job{Framework: PyTorch}
@@ -132,4 +132,39 @@ func (b *podBuilder) sidecarExited(code int32) *podBuilder {
 		{Name: "pytorch", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}},
 	}
 	return b
+}
+
+func TestRestartScopeOf(t *testing.T) {
+	types := func(names ...string) []ReplicaType {
+		var out []ReplicaType
+		for _, n := range names {
+			out = append(out, ReplicaType{Type: n, Replicas: 1})
+		}
+		return out
+	}
+	gang, replica := batch.RestartScopeGang, batch.RestartScopeReplica
+	cases := map[string]struct {
+		job  Job
+		typ  string
+		want batch.RestartScope
+	}{
+		"a PyTorch worker without torchrun restarts the gang":             {Job{Framework: PyTorch, Replicas: types("master", "worker")}, "worker", gang},
+		"a PyTorch worker under torchrun restarts alone":                  {Job{Framework: PyTorch, Torchrun: &batch.TorchrunConfig{}, Replicas: types("master", "worker")}, "worker", replica},
+		"a PyTorchJob without elasticPolicy restarts the gang":            {Job{Framework: PyTorch, Kubeflow: &Kubeflow{}, Replicas: types("master", "worker")}, "worker", gang},
+		"a PyTorchJob with elasticPolicy restarts a worker alone":         {Job{Framework: PyTorch, Kubeflow: &Kubeflow{Elastic: &KubeflowElastic{}}, Replicas: types("worker")}, "worker", replica},
+		"a TensorFlow worker beside parameter servers restarts alone":     {Job{Framework: TensorFlow, Replicas: types("chief", "ps", "worker")}, "worker", replica},
+		"a failed parameter server restarts the gang":                     {Job{Framework: TensorFlow, Replicas: types("chief", "ps", "worker")}, "ps", gang},
+		"a failed chief beside parameter servers restarts the gang":       {Job{Framework: TensorFlow, Replicas: types("chief", "ps", "worker")}, "chief", gang},
+		"a TensorFlow worker without parameter servers restarts the gang": {Job{Framework: TensorFlow, Replicas: types("chief", "worker")}, "worker", gang},
+		"an evaluator, never in the collective group, restarts alone":     {Job{Framework: TensorFlow, Replicas: types("chief", "worker", "evaluator")}, "evaluator", replica},
+		"the user's Replica wins over the default":                        {Job{Framework: PyTorch, RestartScope: replica, Replicas: types("master", "worker")}, "worker", replica},
+		"the user's Gang wins over torchrun":                              {Job{Framework: PyTorch, RestartScope: gang, Torchrun: &batch.TorchrunConfig{}, Replicas: types("worker")}, "worker", gang},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := tc.job.restartScopeOf(tc.typ); got != tc.want {
+				t.Errorf("restartScopeOf(%s) = %s; want %s", tc.typ, got, tc.want)
+			}
+		})
+	}
 }

@@ -72,7 +72,23 @@ func Validate(j *Job) error {
 		}
 	}
 	errs = append(errs, gangErrors(j)...)
+	errs = append(errs, restartScopeErrors(j)...)
 	return errs.ToAggregate()
+}
+
+// restartScopeErrors checks the chosen restart scope: admission checks runPolicy.restartScope (an
+// enum), but a manifest read by `trainyard render -f` has not been admitted, and on the Kubeflow
+// kinds it is an annotation, which no schema checks.
+func restartScopeErrors(j *Job) field.ErrorList {
+	switch j.RestartScope {
+	case "", batch.RestartScopeGang, batch.RestartScopeReplica:
+		return nil
+	}
+	path := field.NewPath("spec", "runPolicy", "restartScope")
+	if j.Kubeflow != nil {
+		path = field.NewPath("metadata", "annotations").Key(batch.AnnotationRestartScope)
+	}
+	return field.ErrorList{field.NotSupported(path, j.RestartScope, []string{string(batch.RestartScopeGang), string(batch.RestartScopeReplica)})}
 }
 
 // gangErrors checks the choice of the kube-scheduler's gang scheduling: on the Kubeflow kinds it

@@ -86,9 +86,8 @@ func events(r Round) []Event {
 		ev = append(ev, Event{corev1.EventTypeWarning, EventCreateFailed, r.CreateErr.Error()})
 	}
 	d := &r.Out.Decisions
-	for _, rs := range d.Restarts {
-		ev = append(ev, Event{corev1.EventTypeWarning, EventRestarting,
-			fmt.Sprintf("%s %s; restarting it (backoffCount %d)", rs.Pod, ended(rs), d.BackoffCount)})
+	if len(d.Restarts) > 0 {
+		ev = append(ev, Event{corev1.EventTypeWarning, EventRestarting, restartEvent(r.Out)})
 	}
 	if d.Blocked != nil && r.Written && !blockedBy(r.Prev, d.Blocked.Reason) {
 		ev = append(ev, Event{corev1.EventTypeWarning, d.Blocked.Reason, d.Blocked.Message})
@@ -152,8 +151,41 @@ func blockedBy(s *batch.TrainingJobStatus, reason string) bool {
 	return c != nil && c.Status == metav1.ConditionFalse && c.Reason == reason
 }
 
+// restartEvent says which pods ended, how, what is restarted and the count after it:
+// "j-worker-1 exited with code 1; restarting every pod of the job, 3 deleted (backoffCount 2)",
+// "j-worker-1 was evicted; restarting it (disruptionCount 1, not counted toward backoffLimit)".
+func restartEvent(out *render.Output) string {
+	d := &out.Decisions
+	parts := make([]string, 0, len(d.Restarts))
+	disrupted := true
+	for _, r := range d.Restarts {
+		parts = append(parts, r.Pod+" "+ended(r))
+		disrupted = disrupted && r.Disrupted
+	}
+	what := "restarting it"
+	switch {
+	case d.GangRestart:
+		n := 0
+		for _, del := range d.Delete {
+			if del.Reason == render.DeleteRestart {
+				n++
+			}
+		}
+		what = fmt.Sprintf("restarting every pod of the job, %d deleted", n)
+	case len(d.Restarts) > 1:
+		what = "restarting each alone"
+	}
+	count := fmt.Sprintf("backoffCount %d", d.BackoffCount)
+	if disrupted {
+		count = fmt.Sprintf("disruptionCount %d, not counted toward backoffLimit", d.DisruptionCount)
+	}
+	return fmt.Sprintf("%s; %s (%s)", strings.Join(parts, "; "), what, count)
+}
+
 func ended(r render.Restart) string {
 	switch {
+	case r.Cause != "":
+		return r.Cause
 	case r.Disrupted:
 		return "was disrupted (evicted, preempted or its node lost)"
 	case r.ExitCode != nil:

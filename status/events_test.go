@@ -48,6 +48,18 @@ func TestEvents(t *testing.T) {
 				Restarts: []render.Restart{{Pod: "j-worker-0", Type: "worker", ExitCode: &code}}}}},
 			want: []Event{{corev1.EventTypeWarning, EventRestarting, "j-worker-0 exited with code 137; restarting it (backoffCount 1)"}},
 		},
+		"a gang restart says every pod is restarted, and how many were deleted": {
+			round: Round{Prev: running, Next: running, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobPending, BackoffCount: 2, GangRestart: true,
+				Delete:   []render.Deletion{{Name: "j-master-0", Reason: render.DeleteRestart}, {Name: "j-worker-0", Reason: render.DeleteRestart}},
+				Restarts: []render.Restart{{Pod: "j-worker-0", Type: "worker", ExitCode: &code, Cause: "exited with code 137"}}}}},
+			want: []Event{{corev1.EventTypeWarning, EventRestarting, "j-worker-0 exited with code 137; restarting every pod of the job, 2 deleted (backoffCount 2)"}},
+		},
+		"a disruption names its cause and the disruption count": {
+			round: Round{Prev: running, Next: running, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning, DisruptionCount: 1,
+				Delete:   []render.Deletion{{Name: "j-worker-0", Reason: render.DeleteRestart}},
+				Restarts: []render.Restart{{Pod: "j-worker-0", Type: "worker", Disrupted: true, Cause: "was evicted"}}}}},
+			want: []Event{{corev1.EventTypeWarning, EventRestarting, "j-worker-0 was evicted; restarting it (disruptionCount 1, not counted toward backoffLimit)"}},
+		},
 		"render's warnings are recorded in the first round of a generation": {
 			round: Round{Prev: running, Next: running, Warn: true, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning,
 				Warnings: []render.Warning{{Reason: render.WarnEnvOverridden, Message: "RANK is set by Trainyard"}}}}},

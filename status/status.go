@@ -76,6 +76,8 @@ func Derive(in Input) batch.TrainingJobStatus {
 	d := &in.Out.Decisions
 	st.Phase = d.Phase
 	st.BackoffCount = d.BackoffCount
+	st.DisruptionCount = d.DisruptionCount
+	st.GangRestarts = d.GangRestarts
 	st.StartTime = d.StartTime
 	st.CompletionTime = d.CompletionTime
 
@@ -88,7 +90,7 @@ func Derive(in Input) batch.TrainingJobStatus {
 		deleting[del.Name] = true
 	}
 	st.Aggregate = aggregate(in.Job, d, byName, deleting)
-	st.Tasks = tasks(in.Job, st.Tasks, d.Restarts, byName)
+	st.Tasks = tasks(in.Job, st.Tasks, d, byName)
 	conditions(&st, in.Job, d, now)
 	setWaiting(&st, waitingCause(in, &st), now)
 	st.Tensorboard = tensorBoard(in.Job, in.TensorBoard, in.TensorBoardPods)
@@ -135,17 +137,23 @@ func aggregate(j *render.Job, d *render.Decisions, pods map[string]*corev1.Pod, 
 	return a
 }
 
-// tasks reports each replica type: its restarts so far and its pods by index.
-func tasks(j *render.Job, prev []batch.TaskStatus, restarts []render.Restart, pods map[string]*corev1.Pod) []batch.TaskStatus {
+// tasks reports each replica type: its restarts so far and its pods by index. A replica restarted
+// alone counts for its type; a gang restart once for every type.
+func tasks(j *render.Job, prev []batch.TaskStatus, d *render.Decisions, pods map[string]*corev1.Pod) []batch.TaskStatus {
 	out := make([]batch.TaskStatus, 0, len(j.Replicas))
 	for _, t := range j.Replicas {
 		ts := batch.TaskStatus{Type: t.Type}
 		if i := slices.IndexFunc(prev, func(p batch.TaskStatus) bool { return p.Type == t.Type }); i >= 0 {
 			ts.RestartCount = prev[i].RestartCount
 		}
-		for _, r := range restarts {
-			if r.Type == t.Type {
-				ts.RestartCount++
+		switch {
+		case d.GangRestart:
+			ts.RestartCount++
+		default:
+			for _, r := range d.Restarts {
+				if r.Type == t.Type {
+					ts.RestartCount++
+				}
 			}
 		}
 		for i := int32(0); i < t.Replicas; i++ {
@@ -209,7 +217,7 @@ func conditions(st *batch.TrainingJobStatus, j *render.Job, d *render.Decisions,
 		setCondition(st, now, batch.ConditionPaused, false, batch.ReasonResuming, "the job was resumed")
 	}
 	if len(d.Restarts) > 0 {
-		setCondition(st, now, batch.ConditionReplicaFailure, true, batch.ReasonRestarting, restartMessage(d.Restarts))
+		setCondition(st, now, batch.ConditionReplicaFailure, true, batch.ReasonRestarting, restartMessage(d))
 	}
 	switch d.Phase {
 	case batch.JobSucceeded:
@@ -233,12 +241,22 @@ func setCondition(st *batch.TrainingJobStatus, now metav1.Time, typ string, stat
 	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: typ, Status: s, Reason: reason, Message: message, LastTransitionTime: now})
 }
 
-func restartMessage(rs []render.Restart) string {
-	parts := make([]string, 0, len(rs))
-	for _, r := range rs {
+// restartMessage says which pods ended, how, and what is restarted: "w-1 exited with code 1;
+// every pod of the job is restarted" or "w-1 was evicted; it is restarted alone". No count or
+// time: the condition keeps its message until the next restart.
+func restartMessage(d *render.Decisions) string {
+	parts := make([]string, 0, len(d.Restarts))
+	for _, r := range d.Restarts {
 		parts = append(parts, r.Pod+" "+ended(r))
 	}
-	return strings.Join(parts, "; ")
+	what := "every pod of the job is restarted"
+	if !d.GangRestart {
+		what = "it is restarted alone"
+		if len(d.Restarts) > 1 {
+			what = "they are restarted alone"
+		}
+	}
+	return strings.Join(parts, "; ") + "; " + what
 }
 
 // tensorBoard reports the TensorBoard Deployment as the job's dependent.
@@ -268,7 +286,8 @@ func tensorBoard(j *render.Job, d *appsv1.Deployment, pods []corev1.Pod) *batch.
 }
 
 // Changed reports whether next differs from prev, and whether the difference is urgent: the job
-// finished, or a replica was restarted (backoffCount, a restartCount). A controller writes urgent
+// finished, or a replica was restarted (backoffCount, disruptionCount, gangRestarts, a
+// restartCount). A controller writes urgent
 // changes at once, so an outcome is never late and a counter never lost, and may batch the others
 // (phase Pending or Running, counts, conditions) to save writes.
 func Changed(prev, next *batch.TrainingJobStatus) (changed, urgent bool) {
@@ -278,7 +297,8 @@ func Changed(prev, next *batch.TrainingJobStatus) (changed, urgent bool) {
 	finished := func(s *batch.TrainingJobStatus) bool {
 		return s.Phase == batch.JobSucceeded || s.Phase == batch.JobFailed
 	}
-	if finished(next) && !finished(prev) || prev.BackoffCount != next.BackoffCount {
+	if finished(next) && !finished(prev) || prev.BackoffCount != next.BackoffCount ||
+		prev.DisruptionCount != next.DisruptionCount || prev.GangRestarts != next.GangRestarts {
 		return true, true
 	}
 	before := make(map[string]int32, len(prev.Tasks))

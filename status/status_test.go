@@ -50,6 +50,11 @@ func (b *jobBuilder) Queue(q string) *jobBuilder {
 	return b
 }
 
+func (b *jobBuilder) Scope(s batch.RestartScope) *jobBuilder {
+	b.job.Spec.RunPolicy = &batch.RunPolicy{RestartScope: s}
+	return b
+}
+
 func (b *jobBuilder) Status(s batch.TrainingJobStatus) *jobBuilder {
 	b.job.Status = s
 	return b
@@ -85,6 +90,11 @@ func derive(t *testing.T, j render.Job, pods []corev1.Pod, now time.Time) (batch
 	return Derive(Input{Job: &j, Generation: 2, Current: j.Status, Pods: pods, Out: out, Now: now}), out
 }
 
+func evicted(p corev1.Pod) corev1.Pod {
+	p.Status.Reason = "Evicted"
+	return p
+}
+
 func conditionStatus(st batch.TrainingJobStatus) map[string]string {
 	out := map[string]string{}
 	for _, c := range st.Conditions {
@@ -104,6 +114,8 @@ func TestDerive(t *testing.T) {
 		wantConditions map[string]string
 		wantRestarts   map[string]int32
 		wantBackoff    int32
+		// wantDisruptions and wantGangRestarts are status.disruptionCount and gangRestarts.
+		wantDisruptions, wantGangRestarts int32
 	}{
 		"a new job counts every replica as creating and is Initialized": {
 			job:            newJob(3).Obj(),
@@ -121,8 +133,8 @@ func TestDerive(t *testing.T) {
 			wantConditions: map[string]string{"Initialized": "True/Created", "Running": "True/PodsRunning"},
 			wantRestarts:   map[string]int32{"master": 0, "worker": 0},
 		},
-		"a worker exiting 137 under ExitCode is restarted and counted": {
-			job: newJob(1).Policy(batch.RestartPolicyExitCode).Status(running).Obj(),
+		"a worker exiting 137 under ExitCode with restartScope Replica is restarted alone and counted": {
+			job: newJob(1).Policy(batch.RestartPolicyExitCode).Scope(batch.RestartScopeReplica).Status(running).Obj(),
 			pods: []corev1.Pod{podOf("master", 0, corev1.PodRunning),
 				podOf("worker", 0, corev1.PodFailed, 137)},
 			wantPhase:      batch.JobRunning,
@@ -130,6 +142,26 @@ func TestDerive(t *testing.T) {
 			wantConditions: map[string]string{"Initialized": "True/Created", "Running": "True/PodsRunning", "ReplicaFailure": "True/Restarting", "Waiting": "True/Restarting"},
 			wantRestarts:   map[string]int32{"master": 0, "worker": 1},
 			wantBackoff:    1,
+		},
+		"a worker exiting 1 under OnFailure restarts the plain PyTorch gang, counted once, every task once": {
+			job: newJob(2).Policy(batch.RestartPolicyOnFailure).Status(running).Obj(),
+			pods: []corev1.Pod{podOf("master", 0, corev1.PodRunning), podOf("worker", 0, corev1.PodRunning),
+				podOf("worker", 1, corev1.PodFailed, 1)},
+			wantPhase:        batch.JobPending,
+			wantAggregate:    batch.Aggregate{Deleted: 3},
+			wantConditions:   map[string]string{"Initialized": "True/Created", "ReplicaFailure": "True/Restarting", "Waiting": "True/Restarting"},
+			wantRestarts:     map[string]int32{"master": 1, "worker": 1},
+			wantBackoff:      1,
+			wantGangRestarts: 1,
+		},
+		"an evicted worker is restarted as a disruption, not counted in backoffCount": {
+			job:             newJob(1).Policy(batch.RestartPolicyOnFailure).Scope(batch.RestartScopeReplica).Status(running).Obj(),
+			pods:            []corev1.Pod{podOf("master", 0, corev1.PodRunning), evicted(podOf("worker", 0, corev1.PodFailed))},
+			wantPhase:       batch.JobRunning,
+			wantAggregate:   batch.Aggregate{Running: 1, Deleted: 1},
+			wantConditions:  map[string]string{"Initialized": "True/Created", "Running": "True/PodsRunning", "ReplicaFailure": "True/Restarting", "Waiting": "True/Restarting"},
+			wantRestarts:    map[string]int32{"master": 0, "worker": 1},
+			wantDisruptions: 1,
 		},
 		"the master succeeding completes the job and the running worker counts as deleted": {
 			job:            newJob(1).Status(running).Obj(),
@@ -187,8 +219,9 @@ func TestDerive(t *testing.T) {
 			if diff := cmp.Diff(tc.wantRestarts, restarts); diff != "" {
 				t.Errorf("tasks' restartCount (-want +got):\n%s", diff)
 			}
-			if st.BackoffCount != tc.wantBackoff {
-				t.Errorf("backoffCount = %d; want %d", st.BackoffCount, tc.wantBackoff)
+			if st.BackoffCount != tc.wantBackoff || st.DisruptionCount != tc.wantDisruptions || st.GangRestarts != tc.wantGangRestarts {
+				t.Errorf("backoffCount, disruptionCount, gangRestarts = %d, %d, %d; want %d, %d, %d",
+					st.BackoffCount, st.DisruptionCount, st.GangRestarts, tc.wantBackoff, tc.wantDisruptions, tc.wantGangRestarts)
 			}
 			if st.ObservedGeneration != 2 {
 				t.Errorf("observedGeneration = %d; want 2", st.ObservedGeneration)
@@ -249,6 +282,8 @@ func TestChanged(t *testing.T) {
 		"success is urgent":          {edit: func(s *batch.TrainingJobStatus) { s.Phase = batch.JobSucceeded }, wantChanged: true, wantUrgent: true},
 		"failure is urgent":          {edit: func(s *batch.TrainingJobStatus) { s.Phase = batch.JobFailed }, wantChanged: true, wantUrgent: true},
 		"a restart is urgent":        {edit: func(s *batch.TrainingJobStatus) { s.BackoffCount = 1 }, wantChanged: true, wantUrgent: true},
+		"a disruption is urgent":     {edit: func(s *batch.TrainingJobStatus) { s.DisruptionCount = 1 }, wantChanged: true, wantUrgent: true},
+		"a gang restart is urgent":   {edit: func(s *batch.TrainingJobStatus) { s.GangRestarts = 1 }, wantChanged: true, wantUrgent: true},
 		"a task's restart is urgent": {edit: func(s *batch.TrainingJobStatus) { s.Tasks[0].RestartCount = 1 }, wantChanged: true, wantUrgent: true},
 		"a new task without restarts can wait": {edit: func(s *batch.TrainingJobStatus) { s.Tasks = append(s.Tasks, batch.TaskStatus{Type: "master"}) },
 			wantChanged: true},
@@ -266,3 +301,15 @@ func TestChanged(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestAFailedJobKeepsSayingWhy: the Failed condition's message (which pod failed, how) survives the
+// rounds after the failure, which render decides nothing new in.
+func TestAFailedJobKeepsSayingWhy(t *testing.T) {
+	running := batch.TrainingJobStatus{Phase: batch.JobRunning, StartTime: &metav1.Time{Time: t0.Add(-time.Minute)}}
+	failed, _ := derive(t, newJob(1).Status(running).Obj(), []corev1.Pod{podOf("master", 0, corev1.PodRunning), podOf("worker", 0, corev1.PodFailed, 1)}, t0)
+	later, _ := derive(t, newJob(1).Status(failed).Obj(), []corev1.Pod{podOf("worker", 0, corev1.PodFailed, 1)}, t0.Add(time.Minute))
+	c := meta.FindStatusCondition(later.Conditions, batch.ConditionFailed)
+	if c == nil || c.Message != "j-worker-0 exited with code 1 and restartPolicy Never does not restart it" {
+		t.Errorf("Failed condition a minute later: %+v; want its message kept", c)
+	}
+}

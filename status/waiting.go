@@ -68,7 +68,7 @@ func waitingCause(in Input, st *batch.TrainingJobStatus) *cause {
 		return &cause{batch.ReasonNodeLost, fmt.Sprintf("%d of %d pods lost their node and are being replaced", lost, desired)}
 	}
 	if len(d.Restarts) > 0 {
-		return &cause{batch.ReasonRestarting, "restarting " + restartMessage(d.Restarts)}
+		return &cause{batch.ReasonRestarting, "restarting: " + restartMessage(d)}
 	}
 	if st.Aggregate.Running+st.Aggregate.Succeeded >= desired {
 		return nil
@@ -76,7 +76,7 @@ func waitingCause(in Input, st *batch.TrainingJobStatus) *cause {
 	// A restart stays the cause until the restarted replicas run again.
 	if c := meta.FindStatusCondition(st.Conditions, batch.ConditionReplicaFailure); c != nil &&
 		c.Status == metav1.ConditionTrue && c.Reason == batch.ReasonRestarting && !anyScheduleProblem(in.Pods) {
-		return &cause{batch.ReasonRestarting, "restarting " + c.Message}
+		return &cause{batch.ReasonRestarting, "restarting: " + c.Message}
 	}
 	if unbound := countPods(in.Pods, Unbound); unbound > 0 {
 		if c := gangCause(in.Gang, unbound, desired); c != nil {

@@ -113,7 +113,7 @@ func TestWaiting(t *testing.T) {
 				{Type: batch.ConditionReplicaFailure, Status: metav1.ConditionTrue, Reason: batch.ReasonRestarting, Message: "j-worker-0 exited with code 137"},
 			}}).Obj(),
 			pods:       []corev1.Pod{bound(podOf("master", 0, corev1.PodRunning)), podOf("worker", 0, corev1.PodPending)},
-			wantReason: batch.ReasonRestarting, wantMessage: "restarting j-worker-0 exited with code 137",
+			wantReason: batch.ReasonRestarting, wantMessage: "restarting: j-worker-0 exited with code 137",
 		},
 		"every pod running leaves no Waiting condition": {
 			job:  newJob(1).Status(running).Obj(),

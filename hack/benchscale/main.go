@@ -1,7 +1,8 @@
 // Command benchscale measures the operator at scale on a local loopback cluster (`make bench-scale`):
 // how fast a burst of jobs and one 1,000-pod job get their pods and a status that shows them
 // running, how many write requests the operator makes per pod (from the API server's audit log),
-// how many of them meet a 409 Conflict, and the operator's resident memory.
+// how many of them meet a 409 Conflict, the operator's resident memory, and how fast the big job
+// comes back when one of its workers fails and the whole gang restarts.
 //
 // It starts its own cluster (hack/cluster.sh, DEVCLUSTER_DIR=.devcluster/bench, 20 KWOK nodes),
 // installs the CRDs, runs bin/trainyard as a child process, plays the scenarios, then prints a
@@ -50,6 +51,12 @@ type options struct {
 	phaseTimeout  time.Duration
 	pprof         bool
 	pprofSeconds  int
+	// scenarios are those to play: burst (with its completion and deletion), big (the big job,
+	// always played), gang-restart (of the big job).
+	scenarios map[string]bool
+	// kwokDeleteDelay is the fake kubelet's delay in confirming a pod's deletion
+	// (hack/cluster.sh KWOK_POD_DELETE_DELAY_MS).
+	kwokDeleteDelay time.Duration
 }
 
 // scale is the size of the scenarios.
@@ -103,7 +110,7 @@ func main() {
 func parseFlags(args []string) (options, error) {
 	fs := flag.NewFlagSet("benchscale", flag.ContinueOnError)
 	var o options
-	var scaleName, operatorFlags string
+	var scaleName, operatorFlags, scenarios string
 	fs.StringVar(&scaleName, "scale", "full", "full (50 jobs x 8 pods, a 1,000-pod job) or small (10 x 4, 100)")
 	fs.StringVar(&o.dir, "dir", "", "DEVCLUSTER_DIR of the bench cluster (default <repo>/.devcluster/bench)")
 	fs.StringVar(&o.clusterName, "cluster", "trainyard-bench", "cluster name (CLUSTER of hack/cluster.sh)")
@@ -117,6 +124,8 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.phaseTimeout, "phase-timeout", 5*time.Minute, "longest a phase may take before the run counts as broken")
 	fs.BoolVar(&o.pprof, "pprof", false, "capture a CPU profile of the operator during the big job (needs its --pprof-bind-address) into <dir>/cpu.pprof")
 	fs.IntVar(&o.pprofSeconds, "pprof-seconds", 0, "length of the CPU profile (default 30 at full scale, 10 at small)")
+	fs.DurationVar(&o.kwokDeleteDelay, "kwok-pod-delete-delay", time.Second, "how long the fake kubelet takes to confirm a pod's deletion when the gang-restart scenario is played (0: at once, as otherwise). KWOK v0.8 deletes by name, and when it lags behind a gang restart it acts on stale events of the old pods and deletes the new pods of their names; the delay lets the new pods' events cancel those deletions")
+	fs.StringVar(&scenarios, "scenarios", "burst,big,gang-restart", "the scenarios to play, comma-separated: burst (with completion and deletion), big, gang-restart (of the big job, which is always played); e.g. --scenarios=gang-restart")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -125,6 +134,16 @@ func parseFlags(args []string) (options, error) {
 		return o, fmt.Errorf("--scale=%q: want full or small", scaleName)
 	}
 	o.scale = s
+	o.scenarios = map[string]bool{"big": true}
+	for _, name := range strings.Split(scenarios, ",") {
+		switch name = strings.TrimSpace(name); name {
+		case "burst", "big", "gang-restart":
+			o.scenarios[name] = true
+		case "":
+		default:
+			return o, fmt.Errorf("--scenarios: unknown scenario %q: want burst, big or gang-restart", name)
+		}
+	}
 	o.operatorFlags = append(strings.Fields(operatorFlags), fs.Args()...)
 	if n := len(fs.Args()); n > 0 && !dashDashGiven(args, n) {
 		return o, fmt.Errorf("unexpected argument %q (operator flags go after --)", fs.Args()[0])
@@ -156,6 +175,11 @@ func run(ctx context.Context, o options) (err error) {
 	}
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return err
+	}
+	if o.scenarios["gang-restart"] && o.kwokDeleteDelay > 0 {
+		if err := os.Setenv("KWOK_POD_DELETE_DELAY_MS", fmt.Sprint(o.kwokDeleteDelay.Milliseconds())); err != nil {
+			return err
+		}
 	}
 	cl := localrun.Cluster{Repo: repo, Dir: o.dir, Name: o.clusterName, Nodes: o.nodes, Log: logf}
 	logf("scale %s; cluster %s in %s", o.scale.describe(), cl.Name, cl.Dir)

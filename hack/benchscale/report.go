@@ -21,6 +21,8 @@ type results struct {
 	phases                         []window
 	burst                          burstFigures
 	big                            bigFigures
+	gang                           gangFigures
+	gangRun                        bool // the gang-restart scenario was played
 	audit                          auditSummary
 	cpuProfile                     string
 	notes                          []string
@@ -119,6 +121,9 @@ func (r *results) markdown(runInfo string) string {
 		},
 		{figure: "… operator peak RSS over the run (VmHWM)", measured: fmtRSS(r.peakRSSKB)},
 	}
+	if r.gangRun {
+		rows = append(rows, r.gangRows()...)
+	}
 	b.WriteString("| figure | measured | target | Kubeflow v1.8.1 | met |\n|---|---|---|---|---|\n")
 	for _, x := range rows {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", x.figure, x.measured, dash(x.target), dash(x.kubeflow), dash(x.met))
@@ -127,6 +132,35 @@ func (r *results) markdown(runInfo string) string {
 	r.writesTable(&b)
 	r.notesList(&b)
 	return b.String()
+}
+
+// gangRows are the gang-restart scenario's figures: the restart beside the start, its steps, and
+// the writes per restarted pod.
+func (r *results) gangRows() []row {
+	g := r.gang
+	target, ratio := "≤ 1.5 x the start", ""
+	x := row{figure: fmt.Sprintf("gang restart (issue 16): 1 master + %d workers, one worker exits 1 → all %d pods Running again and the status showing the job Running with all of them",
+		g.pods-1, g.pods), measured: fmtFigure(g.restart), target: target, kubeflow: "n/a (restarts one pod)"}
+	if g.restart.ok && g.start.ok && g.start.d > 0 {
+		ratio = fmt.Sprintf("%.2f x", g.restart.d.Seconds()/g.start.d.Seconds())
+		x.target = fmt.Sprintf("≤ 1.5 x %s = %s", seconds(g.start.d), seconds(time.Duration(1.5*float64(g.start.d))))
+		x.met = metBool(true, float64(g.restart.d) <= 1.5*float64(g.start.d))
+	}
+	steps := fmt.Sprintf("worker seen Failed %s, last old pod gone %s, last new pod exists %s, last new pod Running %s",
+		fmtFigure(g.failed), fmtFigure(g.oldGone), fmtFigure(g.newExist), fmtFigure(g.newRunning))
+	rows := []row{
+		x,
+		{figure: "… the same job's start: create → the status showing it Running with all its pods", measured: fmtFigure(g.start)},
+		{figure: "… restart / start", measured: dash(ratio), target: "≤ 1.5"},
+		{figure: "… after the exit: " + steps, measured: dash(g.counts)},
+	}
+	w := row{figure: "write requests per restarted pod (the gang-restart phase: deletions, creations, status, events)"}
+	if c, ok := r.audit.of("gang restart"); ok && g.pods > 0 {
+		w.measured = fmt.Sprintf("%.2f (%d / %d; %d pods created)", float64(c.total)/float64(g.pods), c.total, g.pods, c.podsCreated)
+	} else {
+		w.measured = "n/a (phase not reached or no audit log)"
+	}
+	return append(rows, w)
 }
 
 func (r *results) writesRow(phase, figure string, target float64, kubeflow string) row {
@@ -212,7 +246,8 @@ func (r *results) writesTable(b *strings.Builder) {
 	b.WriteString("\nPhases: idle = operator start → first create; burst = first create → every job Running with " +
 		"aggregate.running == desired and no job or pod change for --settle; completion → every job Succeeded, its " +
 		"unfinished pods gone, settled; delete = the bench deletes the burst jobs → they and their pods are gone; " +
-		"big job = create → Running with every pod running, settled.\n\n")
+		"big job = create → Running with every pod running, settled; gang restart = a worker of the big job told to exit 1 → every " +
+		"pod new and running, the job Running with all of them, settled.\n\n")
 }
 
 func (r *results) notesList(b *strings.Builder) {
@@ -232,9 +267,13 @@ func (r *results) notesList(b *strings.Builder) {
 
 // describeRun: when, what, on which commit and machine, with which operator flags.
 func describeRun(repo string, o options, operatorArgs []string) string {
-	return fmt.Sprintf("Run %s: scale %s; %d KWOK nodes; commit %s; %s.  \nOperator: `%s %s`; settle %s, master run-duration %s.",
+	kwok := ""
+	if o.scenarios["gang-restart"] && o.kwokDeleteDelay > 0 {
+		kwok = fmt.Sprintf("; the fake kubelet confirms deletions after %s", o.kwokDeleteDelay)
+	}
+	return fmt.Sprintf("Run %s: scale %s; %d KWOK nodes; commit %s; %s.  \nOperator: `%s %s`; settle %s, master run-duration %s%s.",
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), o.scale.describe(), o.nodes, localrun.Commit(repo), localrun.Machine(),
-		o.operatorBin, strings.Join(operatorArgs, " "), o.settle, o.masterRun)
+		o.operatorBin, strings.Join(operatorArgs, " "), o.settle, o.masterRun, kwok)
 }
 
 func seconds(d time.Duration) string { return fmt.Sprintf("%.3f s", d.Seconds()) }

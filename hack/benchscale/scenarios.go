@@ -67,7 +67,8 @@ func newBench(ctx context.Context, conn localrun.Connection, o options, op *loca
 	return b, nil
 }
 
-// run plays the scenarios in order: idle, burst, completion, deletion, big job.
+// run plays the scenarios chosen (--scenarios) in order: idle, burst, completion, deletion, big
+// job, gang restart (of the big job).
 func (b *bench) run(ctx context.Context) error {
 	logf("idle: %s before reading the operator's RSS", b.o.idle)
 	if err := localrun.Sleep(ctx, time.Until(b.op.ReadyAt.Add(b.o.idle))); err != nil {
@@ -75,21 +76,29 @@ func (b *bench) run(ctx context.Context) error {
 	}
 	b.res.idleRSSKB, _ = b.op.RSS("VmRSS")
 
-	burst, err := b.burst(ctx)
-	b.res.burst = b.burstFigures(burst)
-	if err != nil {
-		return err
-	}
-	err = b.completion(ctx, burst)
-	b.res.burst = b.burstFigures(burst)
-	if err != nil {
-		return err
-	}
-	if err := b.deleteJobs(ctx, burst.names); err != nil {
-		return err
+	if b.o.scenarios["burst"] {
+		burst, err := b.burst(ctx)
+		b.res.burst = b.burstFigures(burst)
+		if err != nil {
+			return err
+		}
+		err = b.completion(ctx, burst)
+		b.res.burst = b.burstFigures(burst)
+		if err != nil {
+			return err
+		}
+		if err := b.deleteJobs(ctx, burst.names); err != nil {
+			return err
+		}
 	}
 	big, err := b.bigJob(ctx)
 	b.res.big = b.bigFigures(big)
+	if err != nil || !b.o.scenarios["gang-restart"] {
+		return err
+	}
+	gang, err := b.gangRestart(ctx, big)
+	b.res.gang = b.gangFigures(gang, big)
+	b.res.gangRun = true
 	return err
 }
 
@@ -245,6 +254,7 @@ func (b *bench) bigJob(ctx context.Context) (bigRun, error) {
 	}
 	logf("big job: creating 1 master + %d workers", b.o.scale.bigWorkers)
 	run.created = time.Now()
+	// Note: its workers restart OnFailure, for the gang-restart scenario; nothing fails before.
 	if err := b.createJobs(ctx, []string{run.name}, b.o.scale.bigWorkers, false); err != nil {
 		return run, err
 	}
@@ -268,19 +278,21 @@ func (b *bench) bigJob(ctx context.Context) (bigRun, error) {
 	return run, err
 }
 
-// createJobs creates PyTorchTrainingJobs of 1 master and the given workers, concurrently. Burst
-// masters exit 0 after --master-run-duration; other pods run until deleted.
+// createJobs creates PyTorchTrainingJobs of 1 master and the given workers (restartPolicy
+// OnFailure), concurrently. Burst masters exit 0 after --master-run-duration; other pods run until
+// deleted or told to exit.
 func (b *bench) createJobs(ctx context.Context, names []string, workers int, masterEnds bool) error {
 	return parallel(ctx, b.o.scale.createWorkers, names, func(ctx context.Context, name string) error {
 		var masterAnnotations map[string]string
 		if masterEnds {
 			masterAnnotations = map[string]string{simRunDuration: b.o.masterRun.String(), simExitCode: "0"}
 		}
+		master, worker := podTemplate(masterAnnotations), podTemplate(nil)
 		job := &batch.PyTorchTrainingJob{
 			ObjectMeta: metav1.ObjectMeta{Namespace: b.ns, Name: name},
 			Spec: batch.PyTorchTrainingJobSpec{ReplicaSpecs: []batch.PyTorchReplicaSpec{
-				{Type: batch.PyTorchReplicaMaster, ReplicaTemplate: batch.ReplicaTemplate{Replicas: ptrTo[int32](1), Template: podTemplate(masterAnnotations)}},
-				{Type: batch.PyTorchReplicaWorker, ReplicaTemplate: batch.ReplicaTemplate{Replicas: ptrTo(int32(workers)), Template: podTemplate(nil)}},
+				{Type: batch.PyTorchReplicaMaster, ReplicaTemplate: batch.ReplicaTemplate{Replicas: ptrTo[int32](1), Template: master, RestartPolicy: batch.RestartPolicyOnFailure}},
+				{Type: batch.PyTorchReplicaWorker, ReplicaTemplate: batch.ReplicaTemplate{Replicas: ptrTo(int32(workers)), Template: worker, RestartPolicy: batch.RestartPolicyOnFailure}},
 			}},
 		}
 		b.t.expectJob(name, int32(1+workers))

@@ -20,6 +20,9 @@ type tracker struct {
 	mu   sync.Mutex
 	pods map[string]*podRecord // by name: the bench works in one namespace
 	jobs map[string]*jobRecord
+	// previous holds, by name, the records of the pods that new pods of the same name replaced,
+	// oldest first (the gang restart's old pods).
+	previous map[string][]*podRecord
 	// lastChange is when a watch last delivered any change of a pod or a job.
 	lastChange time.Time
 }
@@ -51,10 +54,21 @@ type jobRecord struct {
 	// allRunning is when status.aggregate.running == desired was first seen.
 	allRunning time.Time
 	gone       time.Time
+	// history is every status the watch delivered, in order: the gang restart's figures look for
+	// the first one after a moment.
+	history []jobSample
+}
+
+// jobSample is one status of a job as the watch delivered it.
+type jobSample struct {
+	at                            time.Time
+	phase                         batch.JobPhase
+	running                       int32
+	backoff, disruptions, restart int32 // backoffCount, disruptionCount, gangRestarts
 }
 
 func newTracker() *tracker {
-	return &tracker{pods: map[string]*podRecord{}, jobs: map[string]*jobRecord{}}
+	return &tracker{pods: map[string]*podRecord{}, jobs: map[string]*jobRecord{}, previous: map[string][]*podRecord{}}
 }
 
 // expectJob records a job the bench is about to create, before the create call: the watch can
@@ -90,6 +104,9 @@ func (t *tracker) observePod(obj client.Object, deleted bool) {
 	t.lastChange = now
 	r := t.pods[p.Name]
 	if r == nil || (!r.exists() && !deleted) { // new, or a new pod of a name seen before
+		if r != nil {
+			t.previous[p.Name] = append(t.previous[p.Name], r)
+		}
 		r = &podRecord{job: p.Labels[batch.LabelOwnerName], replicaType: p.Labels[batch.LabelReplicaType], seen: now}
 		t.pods[p.Name] = r
 	}
@@ -132,6 +149,8 @@ func (t *tracker) observeJob(obj client.Object, deleted bool) {
 	}
 	r.phase = j.Status.Phase
 	r.running = j.Status.Aggregate.Running
+	r.history = append(r.history, jobSample{at: now, phase: r.phase, running: r.running,
+		backoff: j.Status.BackoffCount, disruptions: j.Status.DisruptionCount, restart: j.Status.GangRestarts})
 	if r.phase != "" {
 		if _, ok := r.phaseSeen[r.phase]; !ok {
 			r.phaseSeen[r.phase] = now

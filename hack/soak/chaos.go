@@ -253,6 +253,7 @@ func (c *chaos) deletePod(ctx context.Context, p *podRecord) error {
 		return nil
 	}
 	c.t.add(func(t *tally) { t.podDeletes++ })
+	c.w.markByHand(p.uid)
 	c.log("delete pod %s", p.name)
 	return nil
 }

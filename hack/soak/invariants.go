@@ -22,7 +22,7 @@ import (
 var invariants = []struct{ name, says string }{
 	{invTerminalSticky, "a job seen Succeeded or Failed is never seen in another phase later [§8]"},
 	{invSucceeded, "a Succeeded job's deciding replica was seen to succeed: replica 0 of the master (PyTorch) or chief, else worker 0 (TensorFlow); every worker under TFJob successPolicy AllWorkers [§8]"},
-	{invFailed, "a Failed job's reason is one its pods show: ReplicaFailed needs a pod that failed under a restart policy that does not restart it; BackoffLimitExceeded a finite limit and more restartable ends than it; DeadlineExceeded a deadline at least that old [§7, §8]"},
+	{invFailed, "a Failed job's reason is one its pods show: ReplicaFailed needs a pod that failed (or was deleted by someone else) under a restart policy that does not restart it; BackoffLimitExceeded a finite limit and more restartable ends by exit code than it; DeadlineExceeded a deadline at least that old [§7, §8]"},
 	{invNoPodAfterOutcome, "no pod of a job is created after its completionTime [§8: terminal phases are sticky]"},
 	{invOutcomeReached, "settled: a running job whose deciding pod succeeded, or one of whose pods failed for good, has finished [§7, §8]"},
 	{invRestartDone, "settled: a terminated pod that its restart policy restarts does not stay: it is replaced, or the job fails [§7]"},
@@ -32,7 +32,8 @@ var invariants = []struct{ name, says string }{
 	{invResumed, "settled: a job resumed after a pause no longer says Paused [§9]"},
 	{invSlots, "settled: a running job's pods are within its replica types and counts; scaling down removes the highest indices [§10]"},
 	{invSlotsFilled, "settled: every replica slot of a running job has a pod (missing pods are created, deleted ones replaced) [§7]"},
-	{invBackoff, "backoffCount never exceeds the restartable pod ends seen (no restart counted twice) nor a finite backoffLimit [§7]"},
+	{invBackoff, "backoffCount never exceeds the restartable pod ends by exit code seen (no restart counted twice; a gang restart counts once; disruptions not at all) nor a finite backoffLimit [§7]"},
+	{invDisruptions, "disruptionCount never exceeds the disruptions seen: pods evicted or preempted, and pods the soak deleted by hand, that the restart policy restarts (none counted twice) [§7]"},
 	{invOrphans, "no pod or Service the operator labels outlives its job by more than the orphan grace; none is left after every job is deleted"},
 	{invNothingForDeleted, "no pod or Service is created for a job more than 2 s after its deletion"},
 	{invOperatorAlive, "the operator never exits unless the soak stops or kills it"},
@@ -54,6 +55,7 @@ const (
 	invSlots             = "pods-within-slots"
 	invSlotsFilled       = "slots-filled"
 	invBackoff           = "backoff-count-bounded"
+	invDisruptions       = "disruption-count-bounded"
 	invOrphans           = "no-orphan"
 	invNothingForDeleted = "nothing-created-for-deleted-job"
 	invOperatorAlive     = "operator-never-crashes"
@@ -194,6 +196,7 @@ func (r *judging) job(j *jobRecord) {
 		}
 	}
 	r.backoff(j, pods)
+	r.disruptions(j, pods)
 	if !j.exists() {
 		return
 	}
@@ -322,25 +325,43 @@ func (r *judging) finishedJob(j *jobRecord, pods []*podRecord) {
 	}
 }
 
-// backoff: the count never runs ahead of the restartable ends the watch saw, nor past a finite
-// limit. The count is the one shown at least 3 s ago, so that the pod events that caused it have
-// surely arrived (two watches are not ordered with each other).
+// backoff: the count never runs ahead of the restartable ends by exit code the watch saw, nor
+// past a finite limit. The count is the one shown at least 3 s ago, so that the pod events that
+// caused it have surely arrived (two watches are not ordered with each other).
 func (r *judging) backoff(j *jobRecord, pods []*podRecord) {
-	var shown *countSeen
-	for i := range j.backoff {
-		if r.now.Sub(j.backoff[i].at) >= 3*time.Second {
-			shown = &j.backoff[i]
-		}
-	}
+	shown := shownBefore(j.backoff, r.now)
 	if shown == nil || shown.n == 0 {
 		return
 	}
-	ends := restartableEnds(j.spec, pods)
-	r.check(shown.n <= int32(len(ends)), invBackoff, j, "backoffCount %d (seen %s) but only %d restartable pod ends were seen: %s",
+	ends := restartableEnds(j.spec, pods, false)
+	r.check(shown.n <= int32(len(ends)), invBackoff, j, "backoffCount %d (seen %s) but only %d restartable pod ends by exit code were seen: %s",
 		shown.n, clock(shown.at), len(ends), describePods(ends))
 	if l := j.spec.backoffLimit; l != nil {
 		r.check(shown.n <= *l, invBackoff, j, "backoffCount %d (seen %s) is above backoffLimit %d", shown.n, clock(shown.at), *l)
 	}
+}
+
+// disruptions: the count never runs ahead of the disruptions the watch saw (and the soak made),
+// as backoff for exit codes.
+func (r *judging) disruptions(j *jobRecord, pods []*podRecord) {
+	shown := shownBefore(j.disruptions, r.now)
+	if shown == nil || shown.n == 0 {
+		return
+	}
+	ends := restartableEnds(j.spec, pods, true)
+	r.check(shown.n <= int32(len(ends)), invDisruptions, j, "disruptionCount %d (seen %s) but only %d disruptions that restart were seen: %s",
+		shown.n, clock(shown.at), len(ends), describePods(ends))
+}
+
+// shownBefore is the last count the status showed at least 3 s before now, or nil.
+func shownBefore(counts []countSeen, now time.Time) *countSeen {
+	var shown *countSeen
+	for i := range counts {
+		if now.Sub(counts[i].at) >= 3*time.Second {
+			shown = &counts[i]
+		}
+	}
+	return shown
 }
 
 // succeededBy: the replica that decides success was seen to succeed.
@@ -369,14 +390,14 @@ func (r *judging) failedFor(j *jobRecord, pods []*podRecord) (bool, string) {
 	switch st.reason {
 	case batch.ReasonFailed:
 		for _, p := range pods {
-			if policy, ok := spec.policy[p.typ]; ok && p.phase == corev1.PodFailed && restartVerdict(policy, p) == "fail" {
+			if policy, ok := spec.policy[p.typ]; ok && (p.phase == corev1.PodFailed || p.byHand) && restartVerdict(policy, p) == "fail" {
 				return true, ""
 			}
 		}
 		return false, fmt.Sprintf("Failed with reason %s, but no pod was seen to fail under a restart policy that does not restart it (policies %v); pods: %s",
 			st.reason, spec.policy, describePods(pods))
 	case batch.ReasonBackoffLimitExceeded:
-		ends := restartableEnds(spec, pods)
+		ends := restartableEnds(spec, pods, false)
 		if spec.backoffLimit == nil {
 			return false, "Failed with reason BackoffLimitExceeded, but the job sets no backoffLimit (no limit)"
 		}
@@ -447,11 +468,16 @@ func (r *judging) orphans() {
 	}
 }
 
-// restartableEnds are the job's pods seen to end in a way their restart policy restarts.
-func restartableEnds(spec jobSpec, pods []*podRecord) []*podRecord {
+// restartableEnds are the job's pods seen to end in a way their restart policy restarts: by
+// exit code, or (disrupted) evicted, preempted or deleted by hand.
+func restartableEnds(spec jobSpec, pods []*podRecord, disrupted bool) []*podRecord {
 	var out []*podRecord
 	for _, p := range pods {
-		if policy, ok := spec.policy[p.typ]; ok && p.terminated() && restartVerdict(policy, p) == "restart" {
+		policy, ok := spec.policy[p.typ]
+		if !ok || !(p.terminated() || p.byHand) || restartVerdict(policy, p) != "restart" {
+			continue
+		}
+		if byDisruption := p.disrupted || (p.byHand && !p.terminated()); byDisruption == disrupted {
 			out = append(out, p)
 		}
 	}

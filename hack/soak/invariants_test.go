@@ -193,6 +193,60 @@ func TestInvariants(t *testing.T) {
 			},
 			want: []string{invBackoff},
 		},
+		"a gang restart for one exit, counted once while every pod came back, breaks nothing": {
+			build: func() *worldBuilder {
+				b := aJob(pyTorchSpec(1, batch.RestartPolicyOnFailure), "Running", "")
+				b.pod("master", 0, 0, -1).gone = t0.Add(time.Minute)
+				b.pod("worker", 0, 0, 1).gone = t0.Add(time.Minute)
+				b.pod("master", 0, 2*time.Minute, -1)
+				b.pod("worker", 0, 2*time.Minute, -1)
+				b.job.backoff = []countSeen{{n: 1, at: t0.Add(3 * time.Minute)}}
+				return b
+			},
+		},
+		"a disruption counted in backoffCount is caught": {
+			build: func() *worldBuilder {
+				b := aJob(pyTorchSpec(1, batch.RestartPolicyOnFailure), "Running", "")
+				b.pod("master", 0, 0, -1)
+				hand := b.pod("worker", 0, 0, -1)
+				hand.byHand, hand.gone = true, t0.Add(time.Minute)
+				b.pod("worker", 0, 2*time.Minute, -1)
+				b.job.backoff = []countSeen{{n: 1, at: t0.Add(3 * time.Minute)}}
+				return b
+			},
+			want: []string{invBackoff},
+		},
+		"a pod deleted by hand, counted once as a disruption, breaks nothing": {
+			build: func() *worldBuilder {
+				b := aJob(pyTorchSpec(1, batch.RestartPolicyOnFailure), "Running", "")
+				b.pod("master", 0, 0, -1)
+				hand := b.pod("worker", 0, 0, -1)
+				hand.byHand, hand.gone = true, t0.Add(time.Minute)
+				b.pod("worker", 0, 2*time.Minute, -1)
+				b.job.disruptions = []countSeen{{n: 1, at: t0.Add(3 * time.Minute)}}
+				return b
+			},
+		},
+		"a disruptionCount above the disruptions seen is caught": {
+			build: func() *worldBuilder {
+				b := aJob(pyTorchSpec(1, batch.RestartPolicyOnFailure), "Running", "")
+				b.pod("master", 0, 0, -1)
+				hand := b.pod("worker", 0, 0, -1)
+				hand.byHand, hand.gone = true, t0.Add(time.Minute)
+				b.pod("worker", 0, 2*time.Minute, -1)
+				b.job.disruptions = []countSeen{{n: 2, at: t0.Add(3 * time.Minute)}}
+				return b
+			},
+			want: []string{invDisruptions},
+		},
+		"ReplicaFailed after a worker was deleted by hand under Never is right": {
+			build: func() *worldBuilder {
+				b := aJob(pyTorchSpec(1, batch.RestartPolicyNever), "Failed", batch.ReasonFailed)
+				hand := b.pod("worker", 0, 0, -1)
+				hand.byHand, hand.gone = true, t0.Add(time.Minute)
+				return b
+			},
+		},
 		"a job seen Succeeded and then Running is caught": {
 			build: func() *worldBuilder {
 				b := aJob(pyTorchSpec(0, batch.RestartPolicyNever), "Succeeded", "Succeeded")

@@ -173,6 +173,15 @@ func run(ctx context.Context, repo string, o options) (res *results, err error) 
 	res = &results{o: o, repo: repo, commit: localrun.Commit(repo), tally: t, started: time.Now()}
 	logf("seed %d (replay with --seed=%d); duration %s; cluster %s in %s", o.seed, o.seed, o.duration, o.clusterName, o.dir)
 
+	// Note: KWOK v0.8 deletes pods by name and, when it lags, can act on a stale event of a pod
+	// already gone and delete the new pod of its name (bench-scale's gang restart showed it):
+	// the soak would see a disruption nobody made. Confirming deletions a second later lets the
+	// new pod's event cancel that (hack/cluster.sh).
+	if os.Getenv("KWOK_POD_DELETE_DELAY_MS") == "" {
+		if err := os.Setenv("KWOK_POD_DELETE_DELAY_MS", "1000"); err != nil {
+			return res, err
+		}
+	}
 	cl := localrun.Cluster{Repo: repo, Dir: o.dir, Name: o.clusterName, Nodes: o.nodes, Log: logf}
 	defer func() { err = errors.Join(err, cl.Release(o.keepCluster)) }()
 	conn, err := cl.Start(ctx, true, "soak")

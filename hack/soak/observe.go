@@ -53,8 +53,9 @@ type jobRecord struct {
 	terminal     string
 	terminalAt   time.Time
 	leftTerminal string
-	// backoff is every backoffCount the status showed, with when it was first seen.
-	backoff []countSeen
+	// backoff is every backoffCount the status showed, with when it was first seen; disruptions
+	// every disruptionCount.
+	backoff, disruptions []countSeen
 	// deleted is when the soak asked for the job's deletion; gone when the watch saw it go.
 	deleted, gone time.Time
 }
@@ -78,6 +79,8 @@ type podRecord struct {
 	phase       corev1.PodPhase
 	exitCode    *int32 // the training container's, once terminated
 	disrupted   bool
+	// byHand: the soak deleted it (a disruption: someone other than the operator deleted it).
+	byHand bool
 	// terminatedAt is when it was first seen Succeeded or Failed; deleting when its
 	// deletionTimestamp was first seen; gone when its deletion was seen.
 	terminatedAt, deleting, gone time.Time
@@ -135,10 +138,11 @@ type jobSpec struct {
 // jobStatus is what the invariants read of a job's status: the phase (for the Kubeflow kinds read
 // from their conditions), the reason of the terminal condition, and the counters.
 type jobStatus struct {
-	phase        string
-	reason       string
-	completion   time.Time
-	backoffCount int32
+	phase           string
+	reason          string
+	completion      time.Time
+	backoffCount    int32
+	disruptionCount int32
 }
 
 func terminalPhase(p string) bool {
@@ -151,6 +155,13 @@ var retryableExitCodes = map[int32]bool{130: true, 137: true, 138: true, 143: tr
 // restartVerdict is what SPEC §7 says becomes of a terminated replica under its restart policy:
 // "restart", "fail" (the job fails) or "keep".
 func restartVerdict(policy batch.RestartPolicy, p *podRecord) string {
+	if p.byHand && p.phase != corev1.PodSucceeded && p.phase != corev1.PodFailed {
+		// Deleted by someone else while it ran: a disruption (SPEC §7).
+		if policy == batch.RestartPolicyNever {
+			return "fail"
+		}
+		return "restart"
+	}
 	if p.phase == corev1.PodSucceeded {
 		if policy == batch.RestartPolicyAlways {
 			return "restart"
@@ -290,7 +301,7 @@ func kubeflowSpec(rp kubeflowv1.RunPolicy) jobSpec {
 }
 
 func t9kStatus(st *batch.TrainingJobStatus) jobStatus {
-	out := jobStatus{phase: string(st.Phase), backoffCount: st.BackoffCount}
+	out := jobStatus{phase: string(st.Phase), backoffCount: st.BackoffCount, disruptionCount: st.DisruptionCount}
 	for _, c := range st.Conditions {
 		if (c.Type == batch.ConditionCompleted || c.Type == batch.ConditionFailed) && c.Status == "True" {
 			out.reason = c.Reason
@@ -306,7 +317,7 @@ func t9kStatus(st *batch.TrainingJobStatus) jobStatus {
 // outcome; Suspended True is Paused (as Kubeflow's operator says it, from the moment the pods are
 // asked to go: the settled check waits for them to be gone).
 func kubeflowStatus(st *kubeflowv1.JobStatus) jobStatus {
-	out := jobStatus{backoffCount: st.BackoffCount}
+	out := jobStatus{backoffCount: st.BackoffCount, disruptionCount: st.DisruptionCount}
 	is := map[kubeflowv1.JobConditionType]*kubeflowv1.JobCondition{}
 	for i := range st.Conditions {
 		if st.Conditions[i].Status == corev1.ConditionTrue {
@@ -384,12 +395,24 @@ func (w *world) observeJob(kind string) func(o client.Object, deleted bool) {
 		if n := len(j.backoff); n == 0 || j.backoff[n-1].n != st.backoffCount {
 			j.backoff = append(j.backoff, countSeen{n: st.backoffCount, at: now})
 		}
+		if n := len(j.disruptions); n == 0 || j.disruptions[n-1].n != st.disruptionCount {
+			j.disruptions = append(j.disruptions, countSeen{n: st.disruptionCount, at: now})
+		}
 		switch {
 		case j.terminal == "" && terminalPhase(st.phase):
 			j.terminal, j.terminalAt = st.phase, now
 		case j.terminal != "" && st.phase != j.terminal && j.leftTerminal == "":
 			j.leftTerminal = fmt.Sprintf("seen %s at %s, then %s at %s", j.terminal, clock(j.terminalAt), or(st.phase, "no phase"), clock(now))
 		}
+	}
+}
+
+// markByHand records that the soak deleted a pod (it may already be gone from the watch).
+func (w *world) markByHand(uid types.UID) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if r := w.pods[uid]; r != nil {
+		r.byHand = true
 	}
 }
 

@@ -83,6 +83,9 @@ type jobPlan struct {
 	allWorkers   bool // TFJob successPolicy AllWorkers
 	// legacyLayout puts a Kubeflow job's run policy directly under spec (the older layout).
 	legacyLayout bool
+	// restartScope is runPolicy.restartScope (the Kubeflow kinds' annotation); "" for what can
+	// recover.
+	restartScope batch.RestartScope
 }
 
 func (p jobPlan) pods() int32 {
@@ -104,6 +107,9 @@ func (p jobPlan) describe() string {
 	}
 	if p.elastic != nil {
 		s += fmt.Sprintf(" elastic %d..%d expected %d;", p.elastic.min, p.elastic.max, p.elastic.expected)
+	}
+	if p.restartScope != "" {
+		s += fmt.Sprintf(" restartScope %s;", p.restartScope)
 	}
 	if p.backoffLimit != nil {
 		s += fmt.Sprintf(" backoffLimit %d;", *p.backoffLimit)
@@ -247,6 +253,9 @@ func (pl planner) plan(kind, name string) jobPlan {
 	if pl.chance(0.5) {
 		p.backoffLimit = ptrTo(int32(pl.between(0, 5)))
 	}
+	if pl.chance(0.3) {
+		p.restartScope = batch.RestartScope(pl.oneOf(string(batch.RestartScopeGang), string(batch.RestartScopeReplica)))
+	}
 	if pl.chance(0.2) {
 		p.deadline = ptrTo(int64(pl.between(25, 90)))
 	}
@@ -256,6 +265,9 @@ func (pl planner) plan(kind, name string) jobPlan {
 // object is the plan as the API object to create in namespace ns.
 func (p jobPlan) object(ns string) client.Object {
 	meta := metav1.ObjectMeta{Name: p.name, Namespace: ns}
+	if p.restartScope != "" && (p.kind == kindPT || p.kind == kindTF) {
+		meta.Annotations = map[string]string{batch.AnnotationRestartScope: string(p.restartScope)}
+	}
 	switch p.kind {
 	case kindPTJ:
 		job := &batch.PyTorchTrainingJob{ObjectMeta: meta}
@@ -313,7 +325,7 @@ func (p jobPlan) t9kTemplate(r replicaPlan, container string) batch.ReplicaTempl
 }
 
 func (p jobPlan) t9kRunPolicy() *batch.RunPolicy {
-	return &batch.RunPolicy{BackoffLimit: p.backoffLimit, ActiveDeadlineSeconds: p.deadline, CleanUpPolicy: batch.CleanUpPolicy(p.cleanUp)}
+	return &batch.RunPolicy{BackoffLimit: p.backoffLimit, ActiveDeadlineSeconds: p.deadline, CleanUpPolicy: batch.CleanUpPolicy(p.cleanUp), RestartScope: p.restartScope}
 }
 
 func (p jobPlan) kubeflowReplicas(container string) map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec {

@@ -284,6 +284,8 @@ var schemaYAML = typed.YAMLObject(`types:
         namedType: io.k8s.apimachinery.pkg.types.UID
 - name: com.github.trainyard.trainyard.apis.batch.v1beta1.RestartPolicy
   scalar: string
+- name: com.github.trainyard.trainyard.apis.batch.v1beta1.RestartScope
+  scalar: string
 - name: com.github.trainyard.trainyard.apis.batch.v1beta1.ResumeSpec
   map:
     fields:
@@ -326,6 +328,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: cleanUpPolicy
       type:
         namedType: com.github.trainyard.trainyard.apis.batch.v1beta1.CleanUpPolicy
+    - name: restartScope
+      type:
+        namedType: com.github.trainyard.trainyard.apis.batch.v1beta1.RestartScope
 - name: com.github.trainyard.trainyard.apis.batch.v1beta1.SchedulePolicy
   map:
     fields:
@@ -488,6 +493,12 @@ var schemaYAML = typed.YAMLObject(`types:
           keys:
           - type
     - name: desiredReplicas
+      type:
+        scalar: numeric
+    - name: disruptionCount
+      type:
+        scalar: numeric
+    - name: gangRestarts
       type:
         scalar: numeric
     - name: observedGeneration

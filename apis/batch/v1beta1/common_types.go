@@ -22,6 +22,20 @@ const (
 	RestartPolicyExitCode RestartPolicy = "ExitCode"
 )
 
+// RestartScope says what is restarted when one replica must be.
+// +kubebuilder:validation:Enum=Gang;Replica
+type RestartScope string
+
+const (
+	// RestartScopeGang restarts every pod of the job: all are deleted, then all are created again
+	// once the old ones are gone. For processes that cannot rejoin a group already formed (static
+	// torch.distributed, TensorFlow's collective strategies).
+	RestartScopeGang RestartScope = "Gang"
+	// RestartScopeReplica restarts the one replica that ended. For processes that rejoin by
+	// themselves (torchrun's agents re-rendezvous; TensorFlow workers beside parameter servers).
+	RestartScopeReplica RestartScope = "Replica"
+)
+
 // CleanUpPolicy says which pods are deleted once the job has finished.
 // The lower-case spellings of an older T9k release are accepted as aliases.
 // +kubebuilder:validation:Enum=All;Unfinished;None;all;unfinished;none
@@ -64,11 +78,20 @@ type RunPolicy struct {
 	// +kubebuilder:validation:Minimum=1
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
 
-	// backoffLimit is how many replica restarts the job may make before it fails with reason
-	// BackoffLimitExceeded. Defaults to 3.
+	// backoffLimit is how many restarts decided by an exit code the job may make before it fails
+	// with reason BackoffLimitExceeded. Defaults to 3. Restarts after a disruption (eviction,
+	// preemption, node loss, a pod deleted by someone else) do not count.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
+
+	// restartScope says what is restarted when a replica must be: Gang (every pod of the job) or
+	// Replica (the one that ended). By default, what can recover: Gang for PyTorch without
+	// torchrun, for TensorFlow without parameter servers and for a failed parameter server or
+	// chief; Replica for torchrun (its agents re-rendezvous) and for TensorFlow workers and
+	// evaluators beside parameter servers.
+	// +optional
+	RestartScope RestartScope `json:"restartScope,omitempty"`
 
 	// cleanUpPolicy says which pods are deleted once the job has finished: All, Unfinished
 	// (default: the pods still running, so no GPU stays held) or None.
@@ -399,9 +422,22 @@ type TrainingJobStatus struct {
 	// +optional
 	DesiredReplicas int32 `json:"desiredReplicas,omitempty"`
 
-	// backoffCount is the number of replica restarts made so far.
+	// backoffCount is the number of restarts decided by an exit code so far, the count
+	// runPolicy.backoffLimit bounds. A gang restart counts once.
 	// +optional
 	BackoffCount int32 `json:"backoffCount,omitempty"`
+
+	// disruptionCount is the number of restarts after a disruption so far: a pod evicted,
+	// preempted, lost with its node or deleted by someone else. They do not count toward
+	// runPolicy.backoffLimit. A gang restart counts once.
+	// +optional
+	DisruptionCount int32 `json:"disruptionCount,omitempty"`
+
+	// gangRestarts is the number of times every pod of the job was restarted together. Each pod
+	// carries the value it was created under (annotation batch.tensorstack.dev/gang-restarts);
+	// pods of an earlier gang are deleted, and the new gang is created once they are all gone.
+	// +optional
+	GangRestarts int32 `json:"gangRestarts,omitempty"`
 
 	// tensorboard reports the job's TensorBoard, if it has one.
 	// +optional
@@ -432,7 +468,8 @@ type TaskStatus struct {
 	// +kubebuilder:validation:MaxLength=63
 	Type string `json:"type"`
 
-	// restartCount is the number of times pods of this type were created again.
+	// restartCount is the number of times pods of this type were created again: each replica
+	// restarted alone counts one, a gang restart one for every type.
 	// +optional
 	RestartCount int32 `json:"restartCount,omitempty"`
 

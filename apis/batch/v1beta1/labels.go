@@ -58,7 +58,16 @@ const (
 	// AnnotationRunMode records the run mode a pod was created in (Immediate or Debug). Set by
 	// render; read by render, which replaces pods when debug mode is switched on or off.
 	AnnotationRunMode = "batch.tensorstack.dev/run-mode"
+	// AnnotationGangRestarts records the job's status.gangRestarts when the pod was created, in
+	// decimal; absent means 0. Set by render; read by render, which deletes the pods of an earlier
+	// gang and creates the new one only once they are all gone.
+	AnnotationGangRestarts = "batch.tensorstack.dev/gang-restarts"
 )
+
+// AnnotationRestartScope on a kubeflow.org PyTorchJob or TFJob chooses what is restarted when a
+// replica must be, as runPolicy.restartScope does on the T9k kinds (Kubeflow's schema has no such
+// field): Gang or Replica. Set by users; read (and checked) by render.
+const AnnotationRestartScope = "batch.trainyard.dev/restart-scope"
 
 // LabelTensorBoard is set to the job's name on the TensorBoard's pods and selects them. Those pods
 // deliberately lack LabelOwnerKind, so the job's headless Service and its replica counts never

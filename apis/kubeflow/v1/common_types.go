@@ -225,10 +225,22 @@ type JobStatus struct {
 	// +optional
 	LastReconcileTime *metav1.Time `json:"lastReconcileTime,omitempty"`
 
-	// backoffCount is the number of replica restarts made so far, the count runPolicy.backoffLimit
-	// bounds. A Trainyard extension, absent from Kubeflow's status.
+	// backoffCount is the number of restarts decided by an exit code so far, the count
+	// runPolicy.backoffLimit bounds (a gang restart counts once). A Trainyard extension, absent
+	// from Kubeflow's status.
 	// +optional
 	BackoffCount int32 `json:"backoffCount,omitempty"`
+
+	// disruptionCount is the number of restarts after a disruption (a pod evicted, preempted, lost
+	// with its node or deleted by someone else), which backoffLimit does not bound. A Trainyard
+	// extension, absent from Kubeflow's status.
+	// +optional
+	DisruptionCount int32 `json:"disruptionCount,omitempty"`
+
+	// gangRestarts is the number of times every pod of the job was restarted together. A
+	// Trainyard extension, absent from Kubeflow's status.
+	// +optional
+	GangRestarts int32 `json:"gangRestarts,omitempty"`
 
 	// observedGeneration is the generation of the spec this status describes. A Trainyard
 	// extension, absent from Kubeflow's status.

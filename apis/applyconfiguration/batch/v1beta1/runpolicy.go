@@ -20,9 +20,16 @@ type RunPolicyApplyConfiguration struct {
 	// activeDeadlineSeconds is how long the job may run, counted from status.startTime, before it
 	// fails with reason DeadlineExceeded.
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
-	// backoffLimit is how many replica restarts the job may make before it fails with reason
-	// BackoffLimitExceeded. Defaults to 3.
+	// backoffLimit is how many restarts decided by an exit code the job may make before it fails
+	// with reason BackoffLimitExceeded. Defaults to 3. Restarts after a disruption (eviction,
+	// preemption, node loss, a pod deleted by someone else) do not count.
 	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
+	// restartScope says what is restarted when a replica must be: Gang (every pod of the job) or
+	// Replica (the one that ended). By default, what can recover: Gang for PyTorch without
+	// torchrun, for TensorFlow without parameter servers and for a failed parameter server or
+	// chief; Replica for torchrun (its agents re-rendezvous) and for TensorFlow workers and
+	// evaluators beside parameter servers.
+	RestartScope *batchv1beta1.RestartScope `json:"restartScope,omitempty"`
 	// cleanUpPolicy says which pods are deleted once the job has finished: All, Unfinished
 	// (default: the pods still running, so no GPU stays held) or None.
 	CleanUpPolicy *batchv1beta1.CleanUpPolicy `json:"cleanUpPolicy,omitempty"`
@@ -47,6 +54,14 @@ func (b *RunPolicyApplyConfiguration) WithActiveDeadlineSeconds(value int64) *Ru
 // If called multiple times, the BackoffLimit field is set to the value of the last call.
 func (b *RunPolicyApplyConfiguration) WithBackoffLimit(value int32) *RunPolicyApplyConfiguration {
 	b.BackoffLimit = &value
+	return b
+}
+
+// WithRestartScope sets the RestartScope field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RestartScope field is set to the value of the last call.
+func (b *RunPolicyApplyConfiguration) WithRestartScope(value batchv1beta1.RestartScope) *RunPolicyApplyConfiguration {
+	b.RestartScope = &value
 	return b
 }
 

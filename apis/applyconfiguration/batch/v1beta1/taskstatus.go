@@ -15,7 +15,8 @@ package v1beta1
 type TaskStatusApplyConfiguration struct {
 	// type is the replica type.
 	Type *string `json:"type,omitempty"`
-	// restartCount is the number of times pods of this type were created again.
+	// restartCount is the number of times pods of this type were created again: each replica
+	// restarted alone counts one, a gang restart one for every type.
 	RestartCount *int32 `json:"restartCount,omitempty"`
 	// replicaStatus reports each pod of this type.
 	ReplicaStatus []ReplicaStatusApplyConfiguration `json:"replicaStatus,omitempty"`

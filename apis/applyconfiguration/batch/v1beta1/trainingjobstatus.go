@@ -29,8 +29,17 @@ type TrainingJobStatusApplyConfiguration struct {
 	Aggregate *AggregateApplyConfiguration `json:"aggregate,omitempty"`
 	// desiredReplicas is the number of pods the job wants now.
 	DesiredReplicas *int32 `json:"desiredReplicas,omitempty"`
-	// backoffCount is the number of replica restarts made so far.
+	// backoffCount is the number of restarts decided by an exit code so far, the count
+	// runPolicy.backoffLimit bounds. A gang restart counts once.
 	BackoffCount *int32 `json:"backoffCount,omitempty"`
+	// disruptionCount is the number of restarts after a disruption so far: a pod evicted,
+	// preempted, lost with its node or deleted by someone else. They do not count toward
+	// runPolicy.backoffLimit. A gang restart counts once.
+	DisruptionCount *int32 `json:"disruptionCount,omitempty"`
+	// gangRestarts is the number of times every pod of the job was restarted together. Each pod
+	// carries the value it was created under (annotation batch.tensorstack.dev/gang-restarts);
+	// pods of an earlier gang are deleted, and the new gang is created once they are all gone.
+	GangRestarts *int32 `json:"gangRestarts,omitempty"`
 	// tensorboard reports the job's TensorBoard, if it has one.
 	Tensorboard *DependentStatusApplyConfiguration `json:"tensorboard,omitempty"`
 	// startTime is when the job's pods were first created (reset on resume).
@@ -104,6 +113,22 @@ func (b *TrainingJobStatusApplyConfiguration) WithDesiredReplicas(value int32) *
 // If called multiple times, the BackoffCount field is set to the value of the last call.
 func (b *TrainingJobStatusApplyConfiguration) WithBackoffCount(value int32) *TrainingJobStatusApplyConfiguration {
 	b.BackoffCount = &value
+	return b
+}
+
+// WithDisruptionCount sets the DisruptionCount field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DisruptionCount field is set to the value of the last call.
+func (b *TrainingJobStatusApplyConfiguration) WithDisruptionCount(value int32) *TrainingJobStatusApplyConfiguration {
+	b.DisruptionCount = &value
+	return b
+}
+
+// WithGangRestarts sets the GangRestarts field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the GangRestarts field is set to the value of the last call.
+func (b *TrainingJobStatusApplyConfiguration) WithGangRestarts(value int32) *TrainingJobStatusApplyConfiguration {
+	b.GangRestarts = &value
 	return b
 }
 

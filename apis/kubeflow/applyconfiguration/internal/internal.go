@@ -113,6 +113,12 @@ var schemaYAML = typed.YAMLObject(`types:
           elementRelationship: associative
           keys:
           - type
+    - name: disruptionCount
+      type:
+        scalar: numeric
+    - name: gangRestarts
+      type:
+        scalar: numeric
     - name: lastReconcileTime
       type:
         namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time

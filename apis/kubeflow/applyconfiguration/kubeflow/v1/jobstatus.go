@@ -29,9 +29,17 @@ type JobStatusApplyConfiguration struct {
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
 	// lastReconcileTime is when the controller last worked on the job.
 	LastReconcileTime *metav1.Time `json:"lastReconcileTime,omitempty"`
-	// backoffCount is the number of replica restarts made so far, the count runPolicy.backoffLimit
-	// bounds. A Trainyard extension, absent from Kubeflow's status.
+	// backoffCount is the number of restarts decided by an exit code so far, the count
+	// runPolicy.backoffLimit bounds (a gang restart counts once). A Trainyard extension, absent
+	// from Kubeflow's status.
 	BackoffCount *int32 `json:"backoffCount,omitempty"`
+	// disruptionCount is the number of restarts after a disruption (a pod evicted, preempted, lost
+	// with its node or deleted by someone else), which backoffLimit does not bound. A Trainyard
+	// extension, absent from Kubeflow's status.
+	DisruptionCount *int32 `json:"disruptionCount,omitempty"`
+	// gangRestarts is the number of times every pod of the job was restarted together. A
+	// Trainyard extension, absent from Kubeflow's status.
+	GangRestarts *int32 `json:"gangRestarts,omitempty"`
 	// observedGeneration is the generation of the spec this status describes. A Trainyard
 	// extension, absent from Kubeflow's status.
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
@@ -99,6 +107,22 @@ func (b *JobStatusApplyConfiguration) WithLastReconcileTime(value metav1.Time) *
 // If called multiple times, the BackoffCount field is set to the value of the last call.
 func (b *JobStatusApplyConfiguration) WithBackoffCount(value int32) *JobStatusApplyConfiguration {
 	b.BackoffCount = &value
+	return b
+}
+
+// WithDisruptionCount sets the DisruptionCount field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DisruptionCount field is set to the value of the last call.
+func (b *JobStatusApplyConfiguration) WithDisruptionCount(value int32) *JobStatusApplyConfiguration {
+	b.DisruptionCount = &value
+	return b
+}
+
+// WithGangRestarts sets the GangRestarts field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the GangRestarts field is set to the value of the last call.
+func (b *JobStatusApplyConfiguration) WithGangRestarts(value int32) *JobStatusApplyConfiguration {
+	b.GangRestarts = &value
 	return b
 }
 
