@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -320,6 +321,30 @@ func contains(list []string, s string) bool {
 func isNotFound(err error) bool {
 	var status interface{ Status() metav1.Status }
 	return errors.As(err, &status) && status.Status().Code == 404
+}
+
+// openJob parses a one-job command's arguments and reads the job and its pods; cancel ends the
+// context the caller goes on with.
+func openJob(fs *flag.FlagSet, cf *clusterFlags, args []string) (s *session, j *job, pods []corev1.Pod, ctx context.Context, cancel context.CancelFunc, err error) {
+	pos, err := parse(fs, args)
+	if err != nil {
+		return nil, nil, nil, nil, nil, err
+	}
+	if len(pos) != 1 {
+		return nil, nil, nil, nil, nil, fmt.Errorf("%s takes one job, [KIND/]NAME\n%s", strings.TrimPrefix(fs.Name(), "trainyard "), Usage)
+	}
+	if s, err = cf.connect(); err != nil {
+		return nil, nil, nil, nil, nil, err
+	}
+	ctx, cancel = interruptible()
+	if j, err = s.findJob(ctx, pos[0]); err == nil {
+		pods, err = s.jobPods(ctx, j)
+	}
+	if err != nil {
+		cancel()
+		return nil, nil, nil, nil, nil, err
+	}
+	return s, j, pods, ctx, cancel, nil
 }
 
 // interruptible is a context ended by Ctrl-C or SIGTERM.

@@ -29,27 +29,11 @@ func runDescribe(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var cf clusterFlags
 	cf.bind(fs, false)
-	pos, err := parse(fs, args)
+	s, j, pods, ctx, cancel, err := openJob(fs, &cf, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return fmt.Errorf("describe takes one job, [KIND/]NAME\n%s", Usage)
-	}
-	s, err := cf.connect()
-	if err != nil {
-		return err
-	}
-	ctx, cancel := interruptible()
 	defer cancel()
-	j, err := s.findJob(ctx, pos[0])
-	if err != nil {
-		return err
-	}
-	pods, err := s.jobPods(ctx, j)
-	if err != nil {
-		return err
-	}
 	events, err := s.jobEvents(ctx, j)
 	if err != nil {
 		return err

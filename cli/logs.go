@@ -30,27 +30,11 @@ func runLogs(args []string, stdout, stderr io.Writer) error {
 	index := fs.Int("index", -1, "only this replica index (with --replica-type)")
 	tail := fs.Int64("tail", -1, "lines of each log to show from its end (-1: all)")
 	previous := fs.Bool("previous", false, "the previous instance of each container (after a restart in place)")
-	pos, err := parse(fs, args)
+	s, j, pods, ctx, cancel, err := openJob(fs, &cf, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return fmt.Errorf("logs takes one job, [KIND/]NAME\n%s", Usage)
-	}
-	s, err := cf.connect()
-	if err != nil {
-		return err
-	}
-	ctx, cancel := interruptible()
 	defer cancel()
-	j, err := s.findJob(ctx, pos[0])
-	if err != nil {
-		return err
-	}
-	pods, err := s.jobPods(ctx, j)
-	if err != nil {
-		return err
-	}
 	var chosen []corev1.Pod
 	for _, p := range pods {
 		typ, idx := p.Labels[batch.LabelReplicaType], p.Labels[batch.LabelReplicaIndex]
