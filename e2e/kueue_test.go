@@ -388,7 +388,10 @@ func waitQueued(ctx context.Context, t *testing.T, c client.Client, ns, name str
 		if err != nil {
 			return false, err.Error()
 		}
-		return st.Phase == batch.JobPending && condition(st, batch.ConditionInitialized) == "False/Queued", fmt.Sprintf("phase %q, Initialized %q", st.Phase, condition(st, batch.ConditionInitialized))
+		// The Waiting condition (the Reason column) says Queued too, in Kueue's words.
+		return st.Phase == batch.JobPending && condition(st, batch.ConditionInitialized) == "False/Queued" &&
+				condition(st, batch.ConditionWaiting) == "True/Queued",
+			fmt.Sprintf("phase %q, Initialized %q, Waiting %q", st.Phase, condition(st, batch.ConditionInitialized), condition(st, batch.ConditionWaiting))
 	})
 	return st
 }
@@ -403,7 +406,7 @@ func kueueT9kAdmitted(ctx context.Context, t *testing.T, c client.Client, ns str
 			t.Errorf("%s's Workload has %d podSets; want one per replica type", j, len(sets))
 		}
 		st := waitQueued(ctx, t, c, ns, j)
-		t.Logf("%s waits: %s", j, conditionText(st, batch.ConditionInitialized))
+		t.Logf("%s waits: %s", j, conditionText(st, batch.ConditionWaiting))
 	}
 	noPodsFor(ctx, t, c, ns, "pt", 2*time.Second, "not admitted")
 	noPodsFor(ctx, t, c, ns, "tf", 0, "not admitted")
