@@ -6,6 +6,7 @@ import datetime
 import json
 import os
 import socket
+import sys
 
 import torch
 import torch.distributed as dist
@@ -24,6 +25,9 @@ result = {
     "env_group_rank": os.environ.get("GROUP_RANK"),
     "sum": int(total.item()),
 }
-print("TRAINYARD_RESULT " + json.dumps(result, sort_keys=True), flush=True)
+# One write of the whole line: torchrun's workers share the pod's stdout, and a print's text and
+# its newline can be two writes that another worker's line lands between.
+sys.stdout.flush()
+os.write(1, ("TRAINYARD_RESULT " + json.dumps(result, sort_keys=True) + "\n").encode())
 dist.barrier()
 dist.destroy_process_group()
