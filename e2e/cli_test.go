@@ -75,9 +75,11 @@ spec:
 			waitPhase(ctx, t, c, ns, "desc", "Running")
 			annotatePods(ctx, t, c, ns, "desc-worker-1", exits)
 			var out string
-			eventually(t, 60*time.Second, "describe shows the restart", func() (bool, string) {
+			// Plain PyTorch restarts its whole gang: wait for the new gang to run.
+			eventually(t, 60*time.Second, "describe shows the restart and the new gang running", func() (bool, string) {
 				out = trainyardCLI(t, cfg, "describe", "desc", "-n", ns)
-				return strings.Contains(out, "backoffCount 1") && strings.Contains(out, "exited with code 137"), out
+				return strings.Contains(out, "backoffCount 1") && strings.Contains(out, "exited with code 137") &&
+					strings.Count(out, ": Running@kwok-node-") == 3, out
 			})
 			t.Logf("trainyard describe:\n%s", out)
 			for _, want := range []string{"PyTorchTrainingJob " + ns + "/desc", "master", "worker", "x2", "0: Running@kwok-node-", "Conditions:", "Initialized", "Events (latest last):", "PodsCreated"} {
