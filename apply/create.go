@@ -25,21 +25,25 @@ type CreateHooks struct {
 	Before func(client.Object)
 	// Done is called for each attempted object with its result.
 	Done func(CreateResult)
-	// Proceed is asked before each batch after the canary; an error stops CreateAll, which
+	// Proceed is asked after the canary and then every maxParallel objects; an error stops
+	// CreateAll, which
 	// returns it: the owner of the objects may have gone meanwhile (a job deleted while its
 	// thousand pods are created must not get the rest).
 	Proceed func() error
 }
 
-// CreateAll creates objs with POST, once each: one object first, as a canary, then batches of up
-// to maxParallel at a time. A job whose creates all fail (a quota, a bad template, an admission
-// webhook) costs one request per attempt rather than thousands, and a job that creates fine pays
-// one round trip for the canary. (kube-controller-manager's Job controller doubles its batches
-// from 1 instead: an 8-pod gang then waits four round trips rather than two.)
-// It stops after the first batch with an error that is not AlreadyExists, or when hooks.Proceed
-// says so; objects of later batches are not attempted and not reported. An object that already
-// exists counts as done, so calling CreateAll again after a failure part-way never duplicates
-// anything.
+// CreateAll creates objs with POST, once each: one object first, as a canary, then the rest with
+// up to maxParallel in flight, a new one sent as soon as one is answered (a window, not batches:
+// a batch waits for its slowest answer, which behind a shared WriteGate is the last one let
+// through). A job whose creates all fail (a quota, a bad template, an admission webhook) costs one
+// request per attempt rather than thousands, and a job that creates fine pays one round trip for
+// the canary. (kube-controller-manager's Job controller doubles its batches from 1 instead: an
+// 8-pod gang then waits four round trips rather than two.)
+// After an error that is not AlreadyExists nothing more is sent; objects not sent are not
+// reported. hooks.Proceed is asked as the first object after the canary is sent and then as every
+// maxParallel-th more is (once a slot in the window is free): when it says stop, nothing more is sent and CreateAll returns its error once
+// the writes in flight are answered. An object that already exists counts as done, so calling
+// CreateAll again after a failure part-way never duplicates anything.
 func (a *Applier) CreateAll(ctx context.Context, objs []client.Object, maxParallel int, hooks CreateHooks) (created int, err error) {
 	if maxParallel < 1 {
 		maxParallel = 1
@@ -53,42 +57,63 @@ func (a *Applier) CreateAll(ctx context.Context, objs []client.Object, maxParall
 	}
 	var mu sync.Mutex
 	var errs []error
-	for start, size := 0, 1; start < len(objs); start, size = start+size, maxParallel {
-		if start > 0 && hooks.Proceed != nil {
-			if err := hooks.Proceed(); err != nil {
-				return created, err
+	failed := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(errs) > 0
+	}
+	create := func(obj client.Object) {
+		res := CreateResult{Object: obj}
+		switch err := a.client.Create(ctx, obj, client.FieldOwner(a.fieldManager)); {
+		case err == nil:
+			res.Created = true
+		case apierrors.IsAlreadyExists(err):
+		default:
+			res.Err = fmt.Errorf("creating %T %s/%s: %w", obj, obj.GetNamespace(), obj.GetName(), err)
+		}
+		mu.Lock()
+		if res.Created {
+			created++
+		}
+		if res.Err != nil {
+			errs = append(errs, res.Err)
+		}
+		mu.Unlock()
+		done(res)
+	}
+	if len(objs) == 0 {
+		return 0, nil
+	}
+	before(objs[0])
+	create(objs[0]) // the canary
+	if failed() {
+		return created, errors.Join(errs...)
+	}
+	slots := make(chan struct{}, maxParallel)
+	var wg sync.WaitGroup
+	var stopped error
+	for i, obj := range objs[1:] {
+		slots <- struct{}{}
+		if failed() {
+			<-slots
+			break
+		}
+		if i%maxParallel == 0 && hooks.Proceed != nil {
+			if stopped = hooks.Proceed(); stopped != nil {
+				<-slots
+				break
 			}
 		}
-		batch := objs[start:min(start+size, len(objs))]
-		var wg sync.WaitGroup
-		for _, obj := range batch {
-			before(obj)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				res := CreateResult{Object: obj}
-				switch err := a.client.Create(ctx, obj, client.FieldOwner(a.fieldManager)); {
-				case err == nil:
-					res.Created = true
-				case apierrors.IsAlreadyExists(err):
-				default:
-					res.Err = fmt.Errorf("creating %T %s/%s: %w", obj, obj.GetNamespace(), obj.GetName(), err)
-				}
-				mu.Lock()
-				if res.Created {
-					created++
-				}
-				if res.Err != nil {
-					errs = append(errs, res.Err)
-				}
-				mu.Unlock()
-				done(res)
-			}()
-		}
-		wg.Wait()
-		if len(errs) > 0 {
-			return created, errors.Join(errs...)
-		}
+		before(obj)
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			create(obj)
+		}()
 	}
-	return created, nil
+	wg.Wait()
+	if stopped != nil {
+		return created, stopped
+	}
+	return created, errors.Join(errs...)
 }

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -44,6 +45,8 @@ type jobReconciler struct {
 	kind     jobKind
 	applier  *apply.Applier
 	exp      *apply.Expectations
+	// svcExp are the expectations of a Kubeflow job's per-replica Services.
+	svcExp   *apply.Expectations
 	recorder events.EventRecorder
 	metrics  *metrics
 	crds     *crdTracker
@@ -61,7 +64,9 @@ type jobReconciler struct {
 	nodeLostAfter time.Duration
 	// deletions knows which pods someone else deleted.
 	deletions *deletionTracker
-	now       func() time.Time
+	// retry brings a job back whose background clean-up failed (deleteInBackground).
+	retry chan event.GenericEvent
+	now   func() time.Time
 
 	mu sync.Mutex
 	// jobs is what the reconciler remembers of each job it has seen, by UID; names maps a job's
@@ -129,6 +134,8 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	}
 	job.GetObjectKind().SetGroupVersionKind(r.kind.gvk)
 	uid := job.GetUID()
+	// The job's writes share the operator's write gate with other jobs' (apply.WriteGate).
+	ctx = apply.WithOwner(ctx, string(uid))
 	r.mu.Lock()
 	r.names[req.NamespacedName] = uid
 	r.mu.Unlock()
@@ -385,41 +392,6 @@ func (r *jobReconciler) applyAutoscaler(ctx context.Context, job client.Object, 
 	return nil
 }
 
-// syncReplicaServices makes a Kubeflow job's per-replica Services those render wants: the
-// missing ones are created (once: they are never patched, like pods), the job's others deleted.
-func (r *jobReconciler) syncReplicaServices(ctx context.Context, job client.Object, desired []*corev1.Service) error {
-	var list corev1.ServiceList
-	if err := r.client.List(ctx, &list, client.InNamespace(job.GetNamespace()),
-		client.MatchingLabels{batch.LabelOwnerKind: r.kind.gvk.Kind, batch.LabelOwnerName: job.GetName()}); err != nil {
-		return err
-	}
-	live := make(map[string]*corev1.Service, len(list.Items))
-	for i := range list.Items {
-		if s := &list.Items[i]; ownedBy(s, job) && s.Labels[kubeflowv1.LabelReplicaType] != "" {
-			live[s.Name] = s
-		}
-	}
-	var missing []client.Object
-	for _, s := range desired {
-		if live[s.Name] == nil {
-			missing = append(missing, s)
-		}
-		delete(live, s.Name)
-	}
-	var errs []error
-	if len(missing) > 0 {
-		if _, err := r.applier.CreateAll(ctx, missing, r.createParallelism, apply.CreateHooks{Proceed: r.jobStillHere(ctx, job)}); err != nil && !errors.Is(err, errJobGone) {
-			errs = append(errs, err)
-		}
-	}
-	for _, s := range live {
-		if s.DeletionTimestamp == nil {
-			errs = append(errs, r.applier.Delete(ctx, s, s.UID, false))
-		}
-	}
-	return errors.Join(errs...)
-}
-
 // applyService applies the Service name (or deletes it when render wants none).
 func (r *jobReconciler) applyService(ctx context.Context, job client.Object, name string, desired *corev1.Service) error {
 	var live corev1.Service
@@ -500,40 +472,6 @@ func (r *jobReconciler) deleteGangObject(ctx context.Context, job client.Object,
 	}
 	r.applier.Forget(live)
 	return nil
-}
-
-// deletePods deletes the pods render lets go, with their UID as a precondition, recording each
-// deletion as expected until the cache shows it.
-func (r *jobReconciler) deletePods(ctx context.Context, job client.Object, dels []render.Deletion, errs []error) (map[string]int, []error) {
-	if len(dels) == 0 {
-		return nil, errs
-	}
-	owner := string(job.GetUID())
-	deleted := map[string]int{}
-	var mu sync.Mutex
-	sem := make(chan struct{}, r.createParallelism)
-	var wg sync.WaitGroup
-	for _, d := range dels {
-		r.exp.ExpectDeletion(owner, d.Name, d.UID)
-		r.deletions.deleting(job.GetUID(), d.UID)
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: job.GetNamespace(), Name: d.Name}}
-			err := r.applier.Delete(ctx, pod, d.UID, d.Force)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				r.exp.DeletionFailed(owner, d.UID)
-				errs = append(errs, err)
-				return
-			}
-			deleted[d.Reason]++
-		}()
-	}
-	wg.Wait()
-	return deleted, errs
 }
 
 // createPods creates the pods render lists in Decisions.Create, in slow-start batches.

@@ -305,7 +305,7 @@ func TestADeletedJobSeenInAStaleCacheGetsNothingBack(t *testing.T) {
 func TestAJobDeletedWhileItsPodsAreCreatedGetsNoMore(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	c := newCluster(t, testJob(99, batch.RestartPolicyNever))
-	r := newTestReconciler(c, &now) // batches: the canary, then 8 at a time
+	r := newTestReconciler(c, &now) // the canary, then 8 at a time in flight
 	var creates atomic.Int32
 	c.onCreate = func() {
 		if creates.Add(1) == 5 { // in the second batch
@@ -316,7 +316,7 @@ func TestAJobDeletedWhileItsPodsAreCreatedGetsNoMore(t *testing.T) {
 		}
 	}
 	reconcileOnce(t, r)
-	// The second batch was in flight when the job went; nothing after it is sent, and no status
+	// Creations were in flight when the job went; the next question stops them, and no status
 	// is written for a job that is gone.
 	var got []string
 	for _, w := range c.takeWrites() {
@@ -324,8 +324,10 @@ func TestAJobDeletedWhileItsPodsAreCreatedGetsNoMore(t *testing.T) {
 			got = append(got, w)
 		}
 	}
-	if n := creates.Load(); n != 9 {
-		t.Errorf("%d pods created of 100; want 9 (the canary and the batch in flight when the job was deleted): %v", n, got)
+	// Whether the job is asked about before the 10th creation or the 18th depends on which
+	// creation of the window is answered first; never later.
+	if n := creates.Load(); n < 9 || n > 17 {
+		t.Errorf("%d pods created of 100; want 9 to 17 (the canary, the 8 in flight when the job was deleted, at most 8 more before the next question): %v", n, got)
 	}
 	for _, w := range got {
 		if strings.HasPrefix(w, "apply status") {

@@ -27,6 +27,7 @@ import (
 
 	batchv1beta1 "github.com/trainyard/trainyard/apis/batch/v1beta1"
 	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
+	"github.com/trainyard/trainyard/apply"
 	"github.com/trainyard/trainyard/render"
 )
 
@@ -39,7 +40,16 @@ const (
 	DefaultBurst                   = 1000
 	DefaultCreateParallelism       = 64
 	DefaultStatusInterval          = time.Second
+	// The write gate's bounds (apply.WriteGate): see docs/benchmarks.md for the measurements
+	// they were chosen from.
+	DefaultMaxWritesInFlight = 32
+	DefaultMinWritesInFlight = 4
+	DefaultSlowWrite         = 2 * time.Second
 )
+
+// gateCooldown is the least time between two cuts of the write gate's limit: about the Retry-After
+// second that Priority and Fairness gives with its 429s.
+const gateCooldown = time.Second
 
 // gcPercent is the operator's garbage-collection target unless GOGC is set (see Main).
 const gcPercent = 25
@@ -57,6 +67,11 @@ type Options struct {
 	Burst                   int
 	// CreateParallelism bounds the pod creations and deletions in flight for one job.
 	CreateParallelism int
+	// MaxWritesInFlight and MinWritesInFlight bound the operator's writes in flight to the API
+	// server, all jobs together; SlowWrite is how long a write may take before the bound is cut.
+	MaxWritesInFlight int
+	MinWritesInFlight int
+	SlowWrite         time.Duration
 	// StatusInterval is the least time between two status writes of a job that change only counts.
 	StatusInterval time.Duration
 	// ClusterDomain is the cluster's DNS domain, for the fully qualified names render writes.
@@ -110,7 +125,10 @@ func NewFlagSet(o *Options, zapOpts *zap.Options) *flag.FlagSet {
 	fs.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", DefaultMaxConcurrentReconciles, "jobs reconciled in parallel per kind")
 	fs.Float64Var(&o.QPS, "kube-api-qps", DefaultQPS, "client queries per second to the API server (API Priority and Fairness protects the server)")
 	fs.IntVar(&o.Burst, "kube-api-burst", DefaultBurst, "client burst to the API server")
-	fs.IntVar(&o.CreateParallelism, "create-parallelism", DefaultCreateParallelism, "pod creations and deletions in flight per job (slow start: 1, 2, 4, ... up to this)")
+	fs.IntVar(&o.CreateParallelism, "create-parallelism", DefaultCreateParallelism, "pod creations and deletions in flight per job (after one canary creation), within --max-writes-in-flight")
+	fs.IntVar(&o.MaxWritesInFlight, "max-writes-in-flight", DefaultMaxWritesInFlight, "write requests in flight to the API server, all jobs together, shared fairly between them (status writes first, deletions last)")
+	fs.IntVar(&o.MinWritesInFlight, "min-writes-in-flight", DefaultMinWritesInFlight, "the least the write bound is cut to when the API server answers 429 or writes are slow")
+	fs.DurationVar(&o.SlowWrite, "slow-write", DefaultSlowWrite, "a write slower than this cuts the write bound, as a 429 does (0: only 429s do)")
 	fs.DurationVar(&o.StatusInterval, "status-batch-interval", DefaultStatusInterval, "least time between two status writes of a job that change only pod counts")
 	fs.StringVar(&o.ClusterDomain, "cluster-domain", render.DefaultClusterDomain, "the cluster's DNS domain (the kubelet's --cluster-domain), in torchrun's rendezvous endpoint")
 	fs.DurationVar(&o.NodeLostAfter, "node-lost-after", render.DefaultNodeLostAfter, "how long a node may be NotReady or unreachable (from its Ready condition's last transition) before its pods are force-deleted and replaced as a disruption")
@@ -190,6 +208,9 @@ func Run(ctx context.Context, o Options) error {
 	}
 	cfg.QPS, cfg.Burst = float32(o.QPS), o.Burst
 	cfg.UserAgent = "trainyard"
+	// Every write made for a job passes one gate, whatever reconcile or kind sends it.
+	gate := apply.NewWriteGate(apply.GateOptions{Max: o.MaxWritesInFlight, Min: o.MinWritesInFlight, Slow: o.SlowWrite, Cooldown: gateCooldown})
+	cfg.Wrap(gate.Wrap)
 	if o.LeaderElect && o.LeaderElectionNamespace == "" && os.Getenv("KUBERNETES_SERVICE_HOST") == "" {
 		return errors.New("--leader-elect outside a cluster needs --leader-election-namespace (the namespace of the lease)")
 	}
@@ -223,6 +244,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	s := newShared(mgr.GetClient())
+	s.metrics.gate = gate
 	if err := s.metrics.register(); err != nil {
 		return err
 	}
@@ -249,6 +271,6 @@ func Run(ctx context.Context, o Options) error {
 		names = append(names, k.gvk.GroupKind().String())
 	}
 	ctrl.Log.WithName("setup").Info("starting trainyard", "kinds", names,
-		"maxConcurrentReconciles", o.MaxConcurrentReconciles, "qps", o.QPS, "burst", o.Burst, "createParallelism", o.CreateParallelism, "nodeLostAfter", o.NodeLostAfter)
+		"maxConcurrentReconciles", o.MaxConcurrentReconciles, "qps", o.QPS, "burst", o.Burst, "createParallelism", o.CreateParallelism, "maxWritesInFlight", o.MaxWritesInFlight, "nodeLostAfter", o.NodeLostAfter)
 	return mgr.Start(ctx)
 }

@@ -8,6 +8,7 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	"github.com/trainyard/trainyard/apply"
 )
 
 // metrics are Trainyard's own Prometheus metrics, served beside controller-runtime's.
@@ -21,6 +22,8 @@ type metrics struct {
 	mu sync.Mutex
 	// phases holds each job's last phase, for the trainyard_jobs gauge.
 	phases map[types.UID]jobPhase
+	// gate is the operator's write gate, read at scrape time (nil: no gate metrics).
+	gate *apply.WriteGate
 }
 
 type jobPhase struct {
@@ -28,7 +31,16 @@ type jobPhase struct {
 	phase batch.JobPhase
 }
 
-var jobsDesc = prometheus.NewDesc("trainyard_jobs", "Training jobs by kind and phase.", []string{"kind", "phase"}, nil)
+var (
+	jobsDesc = prometheus.NewDesc("trainyard_jobs", "Training jobs by kind and phase.", []string{"kind", "phase"}, nil)
+	// The write gate (--max-writes-in-flight): its limit now, the writes it holds, and why it cut.
+	gateLimitDesc     = prometheus.NewDesc("trainyard_write_gate_limit", "Writes the operator may have in flight to the API server now (cut on 429s and slow writes, between --min-writes-in-flight and --max-writes-in-flight).", nil, nil)
+	gateInFlightDesc  = prometheus.NewDesc("trainyard_write_gate_in_flight", "Writes in flight to the API server through the gate.", nil, nil)
+	gateWaitingDesc   = prometheus.NewDesc("trainyard_write_gate_waiting", "Writes waiting for the gate.", nil, nil)
+	gateThrottledDesc = prometheus.NewDesc("trainyard_write_gate_throttled_total", "Writes the API server answered 429 Too Many Requests.", nil, nil)
+	gateSlowDesc      = prometheus.NewDesc("trainyard_write_gate_slow_total", "Writes slower than --slow-write.", nil, nil)
+	gateCutsDesc      = prometheus.NewDesc("trainyard_write_gate_cuts_total", "Times the gate halved its limit.", nil, nil)
+)
 
 func newMetrics() *metrics {
 	return &metrics{
@@ -73,7 +85,11 @@ func (m *metrics) forget(uid types.UID) {
 }
 
 // Describe and Collect make metrics the collector of trainyard_jobs, counted at scrape time.
-func (m *metrics) Describe(ch chan<- *prometheus.Desc) { ch <- jobsDesc }
+func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{jobsDesc, gateLimitDesc, gateInFlightDesc, gateWaitingDesc, gateThrottledDesc, gateSlowDesc, gateCutsDesc} {
+		ch <- d
+	}
+}
 
 func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 	m.mu.Lock()
@@ -84,5 +100,23 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 	m.mu.Unlock()
 	for p, n := range counts {
 		ch <- prometheus.MustNewConstMetric(jobsDesc, prometheus.GaugeValue, float64(n), p.kind, string(p.phase))
+	}
+	if m.gate == nil {
+		return
+	}
+	limit, inFlight, waiting, stats := m.gate.State()
+	for _, g := range []struct {
+		desc  *prometheus.Desc
+		kind  prometheus.ValueType
+		value int64
+	}{
+		{gateLimitDesc, prometheus.GaugeValue, int64(limit)},
+		{gateInFlightDesc, prometheus.GaugeValue, int64(inFlight)},
+		{gateWaitingDesc, prometheus.GaugeValue, int64(waiting)},
+		{gateThrottledDesc, prometheus.CounterValue, stats.Throttled},
+		{gateSlowDesc, prometheus.CounterValue, stats.Slow},
+		{gateCutsDesc, prometheus.CounterValue, stats.Cuts},
+	} {
+		ch <- prometheus.MustNewConstMetric(g.desc, g.kind, float64(g.value))
 	}
 }

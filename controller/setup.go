@@ -15,7 +15,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 	"github.com/trainyard/trainyard/apply"
@@ -47,6 +49,7 @@ func controllerUID(o client.Object) []string {
 type shared struct {
 	applier   *apply.Applier
 	exp       *apply.Expectations
+	svcExp    *apply.Expectations
 	metrics   *metrics
 	crds      *crdTracker
 	deletions *deletionTracker
@@ -62,6 +65,7 @@ func newShared(c client.Client) *shared {
 				trimPod(p)
 			}
 		}),
+		svcExp:    apply.NewExpectations(expectationTTL, nil),
 		metrics:   newMetrics(),
 		crds:      newCRDTracker(),
 		deletions: newDeletionTracker(),
@@ -76,6 +80,8 @@ func setupJobController(mgr ctrl.Manager, s *shared, kind jobKind, o Options) er
 		kind:              kind,
 		applier:           s.applier,
 		exp:               s.exp,
+		svcExp:            s.svcExp,
+		retry:             make(chan event.GenericEvent, retryBuffer),
 		recorder:          mgr.GetEventRecorder("trainyard"),
 		metrics:           s.metrics,
 		crds:              s.crds,
@@ -95,10 +101,11 @@ func setupJobController(mgr ctrl.Manager, s *shared, kind jobKind, o Options) er
 		Named(kind.gvk.Kind).
 		For(kind.newJob(), builder.WithPredicates(jobChanged)).
 		Owns(&corev1.Pod{}, builder.WithPredicates(trackDeletions(s.deletions, s.exp, kind), podChanged())).
-		Owns(&corev1.Service{}).
+		Owns(&corev1.Service{}, builder.WithPredicates(serviceGone(s.svcExp))).
 		Owns(&appsv1.Deployment{}).
 		Watches(&corev1.Node{}, jobsOnNode(mgr.GetClient(), kind), builder.WithPredicates(nodeReadyChanged())).
 		WatchesMetadata(&apiextensionsv1.CustomResourceDefinition{}, s.crds.handler(jobRequests(mgr.GetClient(), kind))).
+		WatchesRawSource(source.Channel(r.retry, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: o.MaxConcurrentReconciles}).
 		Build(r)
 	if err != nil {
@@ -147,6 +154,20 @@ func trackDeletions(t *deletionTracker, exp *apply.Expectations, kind jobKind) p
 			return true
 		},
 	}
+}
+
+// retryBuffer is how many jobs whose background clean-up failed may wait to be reconciled again.
+const retryBuffer = 1024
+
+// serviceGone tells the Services' expectations of each Service deleted (it passes every event on):
+// a Service deleted before the cache showed its creation is no longer expected to show.
+func serviceGone(exp *apply.Expectations) predicate.Predicate {
+	return predicate.Funcs{DeleteFunc: func(e event.DeleteEvent) bool {
+		if uid := controllerOf(e.Object); uid != "" {
+			exp.Gone(string(uid), e.Object.GetName(), e.Object.GetUID())
+		}
+		return true
+	}}
 }
 
 // podChanged passes pod updates that change what the (trimmed) cache holds, beside the

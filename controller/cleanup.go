@@ -1,0 +1,168 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
+	"github.com/trainyard/trainyard/apply"
+	"github.com/trainyard/trainyard/render"
+)
+
+// deletion is one object the reconciler deletes, with its UID as a precondition.
+type deletion struct {
+	obj    client.Object
+	uid    types.UID
+	force  bool
+	reason string // render's Delete* reason, for the metrics ("" for a Service)
+	// exp holds the expectation of the deletion (pods' or Services').
+	exp *apply.Expectations
+	pod bool
+}
+
+// deletePods deletes the pods render lets go. A finished job's clean-up is sent in the background
+// (deleteInBackground): its outcome is already written, and it must not hold a reconcile worker
+// that another job's outcome waits for. Every other deletion (a restart, a pause, a scale-down)
+// precedes what the round does next, and is waited for.
+func (r *jobReconciler) deletePods(ctx context.Context, job client.Object, dels []render.Deletion, errs []error) (map[string]int, []error) {
+	var now, later []deletion
+	for _, d := range dels {
+		x := deletion{obj: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: job.GetNamespace(), Name: d.Name}},
+			uid: d.UID, force: d.Force, reason: d.Reason, exp: r.exp, pod: true}
+		if d.Reason == render.DeleteCleanUp {
+			later = append(later, x)
+		} else {
+			now = append(now, x)
+		}
+	}
+	r.deleteInBackground(ctx, job, later)
+	if len(now) == 0 {
+		return nil, errs
+	}
+	r.expectDeletions(job, now)
+	return r.sendDeletions(ctx, job, now, errs)
+}
+
+// expectDeletions records each deletion as expected before it is sent, so that the next round
+// neither deletes it again nor takes its delete event for someone else's.
+func (r *jobReconciler) expectDeletions(job client.Object, dels []deletion) {
+	owner := string(job.GetUID())
+	for _, d := range dels {
+		d.exp.ExpectDeletion(owner, d.obj.GetName(), d.uid)
+		if d.pod {
+			r.deletions.deleting(job.GetUID(), d.uid)
+		}
+	}
+}
+
+// sendDeletions sends the deletions, up to createParallelism at a time (within the write gate),
+// and forgets the expectation of each that fails. It returns the pods deleted by reason.
+func (r *jobReconciler) sendDeletions(ctx context.Context, job client.Object, dels []deletion, errs []error) (map[string]int, []error) {
+	owner := string(job.GetUID())
+	deleted := map[string]int{}
+	var mu sync.Mutex
+	sem := make(chan struct{}, r.createParallelism)
+	var wg sync.WaitGroup
+	for _, d := range dels {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			err := r.applier.Delete(ctx, d.obj, d.uid, d.force)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				d.exp.DeletionFailed(owner, d.uid)
+				errs = append(errs, err)
+				return
+			}
+			if d.pod {
+				deleted[d.reason]++
+			}
+		}()
+	}
+	wg.Wait()
+	return deleted, errs
+}
+
+// deleteInBackground sends dels without holding the reconcile: they are expected at once, sent
+// through the write gate (deletions last), counted in the metrics when done, and a failure brings
+// the job back for another round (r.retry), which sends what is still there again.
+func (r *jobReconciler) deleteInBackground(ctx context.Context, job client.Object, dels []deletion) {
+	if len(dels) == 0 {
+		return
+	}
+	r.expectDeletions(job, dels)
+	// Note: the reconcile's context may end with the reconcile; the deletions must not.
+	bg := context.WithoutCancel(ctx)
+	key := client.ObjectKeyFromObject(job)
+	go func() {
+		deleted, errs := r.sendDeletions(bg, job, dels, nil)
+		for reason, n := range deleted {
+			r.metrics.podsDeleted.WithLabelValues(r.kind.gvk.Kind, reason).Add(float64(n))
+		}
+		if err := errors.Join(errs...); err != nil {
+			log.FromContext(bg).Error(err, "clean-up deletions failed; the job is reconciled again")
+			again := r.kind.newJob()
+			again.SetNamespace(key.Namespace)
+			again.SetName(key.Name)
+			r.retry <- event.GenericEvent{Object: again}
+		}
+	}()
+}
+
+// syncReplicaServices makes a Kubeflow job's per-replica Services those render wants: the
+// missing ones are created (once: they are never patched, like pods), the job's others deleted in
+// the background. The cache's list is corrected by the Services' expectations, as pods' are: a
+// Service created a moment ago is not created again (AlreadyExists), one being deleted is not
+// deleted twice.
+func (r *jobReconciler) syncReplicaServices(ctx context.Context, job client.Object, desired []*corev1.Service) error {
+	var list corev1.ServiceList
+	if err := r.client.List(ctx, &list, client.InNamespace(job.GetNamespace()),
+		client.MatchingLabels{batch.LabelOwnerKind: r.kind.gvk.Kind, batch.LabelOwnerName: job.GetName()}); err != nil {
+		return err
+	}
+	owner := string(job.GetUID())
+	services := apply.Observe(r.svcExp, owner, list.Items, r.now())
+	live := make(map[string]*corev1.Service, len(services))
+	for i := range services {
+		if s := &services[i]; ownedBy(s, job) && s.Labels[kubeflowv1.LabelReplicaType] != "" {
+			live[s.Name] = s
+		}
+	}
+	var missing []client.Object
+	for _, s := range desired {
+		if live[s.Name] == nil {
+			missing = append(missing, s)
+		}
+		delete(live, s.Name)
+	}
+	var gone []deletion
+	for _, s := range live {
+		if s.DeletionTimestamp == nil {
+			gone = append(gone, deletion{obj: s, uid: s.UID, exp: r.svcExp})
+		}
+	}
+	r.deleteInBackground(ctx, job, gone)
+	if len(missing) == 0 {
+		return nil
+	}
+	_, err := r.applier.CreateAll(ctx, missing, r.createParallelism, apply.CreateHooks{
+		Before:  func(o client.Object) { r.svcExp.ExpectCreation(owner, o) },
+		Done:    func(res apply.CreateResult) { r.svcExp.Created(owner, res) },
+		Proceed: r.jobStillHere(ctx, job),
+	})
+	if errors.Is(err, errJobGone) {
+		return nil
+	}
+	return err
+}
