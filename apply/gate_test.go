@@ -256,7 +256,7 @@ func TestWriteGateTransport(t *testing.T) {
 		wantGated    bool
 		wantPriority Priority
 	}{
-		"a pod creation for a job is gated":            {method: "POST", path: "/api/v1/namespaces/ns/pods", owner: "job", wantGated: true, wantPriority: PriorityNormal},
+		"a pod creation for a job is gated":             {method: "POST", path: "/api/v1/namespaces/ns/pods", owner: "job", wantGated: true, wantPriority: PriorityNormal},
 		"a job's status write goes first":               {method: "PATCH", path: "/apis/batch.tensorstack.dev/v1beta1/namespaces/ns/pytorchtrainingjobs/j/status", owner: "job", wantGated: true, wantPriority: PriorityStatus},
 		"a deletion goes last":                          {method: "DELETE", path: "/api/v1/namespaces/ns/pods/p", owner: "job", wantGated: true, wantPriority: PriorityCleanUp},
 		"a read is never held":                          {method: "GET", path: "/api/v1/namespaces/ns/pods/p", owner: "job"},

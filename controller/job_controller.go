@@ -18,9 +18,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
@@ -41,10 +41,10 @@ const (
 type jobReconciler struct {
 	client client.Client
 	// reader reads from the API server, past the cache.
-	reader   client.Reader
-	kind     jobKind
-	applier  *apply.Applier
-	exp      *apply.Expectations
+	reader  client.Reader
+	kind    jobKind
+	applier *apply.Applier
+	exp     *apply.Expectations
 	// svcExp are the expectations of a Kubeflow job's per-replica Services.
 	svcExp   *apply.Expectations
 	recorder events.EventRecorder
