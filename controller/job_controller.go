@@ -30,6 +30,11 @@ import (
 	"github.com/trainyard/trainyard/status"
 )
 
+// maxPodsPerRound bounds the pods one round renders and creates. A 5,000-pod job's pods, rendered
+// at once, were most of the operator's peak memory; a slice per round also lets other jobs'
+// rounds in between.
+const maxPodsPerRound = 500
+
 // Field managers: one for the objects a job owns, one for the jobs' status.
 const (
 	FieldManager       = "trainyard"
@@ -158,7 +163,8 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	model = render.AdmittedJob(model, queued) // the size Kueue admitted, for status as for render
 	deleted := r.deletions.deletedPods(uid)
 	out, renderErr := render.Render(render.Input{
-		Job: model, Pods: pods, InstalledCRDs: installed, Kueue: queued, Now: now, ClusterDomain: r.clusterDomain, OnlyPodsToCreate: true,
+		Job: model, Pods: pods, InstalledCRDs: installed, Kueue: queued, Now: now, ClusterDomain: r.clusterDomain,
+		OnlyPodsToCreate: true, MaxPodsToCreate: maxPodsPerRound,
 		DeletedPods: deleted, Nodes: r.nodeStates(ctx, pods), NodeLostAfter: r.nodeLostAfter,
 	})
 
@@ -219,6 +225,11 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		if written, wait, err = r.writeStatus(ctx, job, &model, &current, &next, now); err != nil {
 			return result, errors.Join(act.err, err)
 		}
+	}
+	// A big job is created a slice per round (maxPodsPerRound): the next round follows at once,
+	// behind the rounds of other jobs already waiting.
+	if renderErr == nil && act.err == nil && !act.gone && len(out.Decisions.Create) > len(out.Pods) {
+		result.RequeueAfter = time.Millisecond
 	}
 	// The deleted pods render was given are accounted for in the status now, once gone.
 	r.deletions.handled(uid, deleted, pods)

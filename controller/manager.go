@@ -45,6 +45,7 @@ const (
 	DefaultMaxWritesInFlight = 32
 	DefaultMinWritesInFlight = 4
 	DefaultSlowWrite         = 2 * time.Second
+	DefaultPodEventCoalesce  = 200 * time.Millisecond
 )
 
 // gateCooldown is the least time between two cuts of the write gate's limit: about the Retry-After
@@ -72,6 +73,9 @@ type Options struct {
 	MaxWritesInFlight int
 	MinWritesInFlight int
 	SlowWrite         time.Duration
+	// PodEventCoalesce is how long a pod change other than its end may wait to wake its job, so
+	// that one round takes many changes.
+	PodEventCoalesce time.Duration
 	// StatusInterval is the least time between two status writes of a job that change only counts.
 	StatusInterval time.Duration
 	// ClusterDomain is the cluster's DNS domain, for the fully qualified names render writes.
@@ -129,6 +133,7 @@ func NewFlagSet(o *Options, zapOpts *zap.Options) *flag.FlagSet {
 	fs.IntVar(&o.MaxWritesInFlight, "max-writes-in-flight", DefaultMaxWritesInFlight, "write requests in flight to the API server, all jobs together, shared fairly between them (status writes first, deletions last)")
 	fs.IntVar(&o.MinWritesInFlight, "min-writes-in-flight", DefaultMinWritesInFlight, "the least the write bound is cut to when the API server answers 429 or writes are slow")
 	fs.DurationVar(&o.SlowWrite, "slow-write", DefaultSlowWrite, "a write slower than this cuts the write bound, as a 429 does (0: only 429s do)")
+	fs.DurationVar(&o.PodEventCoalesce, "pod-event-coalesce", DefaultPodEventCoalesce, "how long a pod's change may wait to wake its job, so that one round takes many changes (a pod that ends wakes its job at once)")
 	fs.DurationVar(&o.StatusInterval, "status-batch-interval", DefaultStatusInterval, "least time between two status writes of a job that change only pod counts")
 	fs.StringVar(&o.ClusterDomain, "cluster-domain", render.DefaultClusterDomain, "the cluster's DNS domain (the kubelet's --cluster-domain), in torchrun's rendezvous endpoint")
 	fs.DurationVar(&o.NodeLostAfter, "node-lost-after", render.DefaultNodeLostAfter, "how long a node may be NotReady or unreachable (from its Ready condition's last transition) before its pods are force-deleted and replaced as a disruption")

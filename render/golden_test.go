@@ -91,7 +91,8 @@ func renderCase(t *testing.T, dir string) ([]byte, error) {
 }
 
 // checkOnlyPodsToCreate: with Input.OnlyPodsToCreate, render decides the same and returns exactly
-// the pods of Decisions.Create, as the full render has them.
+// the pods of Decisions.Create, as the full render has them; with MaxPodsToCreate too, the first
+// of them.
 func checkOnlyPodsToCreate(t *testing.T, in Input, full *Output) {
 	t.Helper()
 	in.OnlyPodsToCreate = true
@@ -110,6 +111,20 @@ func checkOnlyPodsToCreate(t *testing.T, in Input, full *Output) {
 	}
 	if diff := cmp.Diff(want, lean.Pods, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("OnlyPodsToCreate pods (-want +got):\n%s", diff)
+	}
+	// With a bound, the same decisions and the first pods of them, in order.
+	for _, bound := range []int{1, 2} {
+		in.MaxPodsToCreate = bound
+		sliced, err := Render(in)
+		if err != nil {
+			t.Fatalf("MaxPodsToCreate %d: %v", bound, err)
+		}
+		if diff := cmp.Diff(full.Decisions, sliced.Decisions); diff != "" {
+			t.Errorf("MaxPodsToCreate %d changed the decisions (-full +sliced):\n%s", bound, diff)
+		}
+		if diff := cmp.Diff(want[:min(bound, len(want))], sliced.Pods, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("MaxPodsToCreate %d pods (-want +got):\n%s", bound, diff)
+		}
 	}
 }
 

@@ -141,6 +141,10 @@ type Input struct {
 	// every desired pod: all a controller needs that creates pods once and never patches them.
 	// The decisions are the same either way.
 	OnlyPodsToCreate bool
+	// MaxPodsToCreate, with OnlyPodsToCreate, bounds Output.Pods to the first this many pods of
+	// Decisions.Create (zero: no bound). A controller that creates a 5,000-pod job a slice per
+	// round then never holds all its pods in memory at once. The decisions are the same either way.
+	MaxPodsToCreate int
 	// DeletedPods are pods of the job whose deletion someone else started (an eviction, a
 	// preemption, kubectl delete): the controller saw their deletionTimestamp appear, or their
 	// removal, without having asked for it. Each is as last observed and may still be in Pods

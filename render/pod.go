@@ -55,7 +55,8 @@ func (r *renderer) desiredPods() []*corev1.Pod {
 			}
 			if observed == nil {
 				r.out.Decisions.Create = append(r.out.Decisions.Create, name)
-			} else if r.in.OnlyPodsToCreate {
+			}
+			if r.in.OnlyPodsToCreate && (observed != nil || (r.in.MaxPodsToCreate > 0 && len(pods) >= r.in.MaxPodsToCreate)) {
 				continue
 			}
 			pod := proto.DeepCopy()

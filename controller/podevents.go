@@ -1,0 +1,103 @@
+package controller
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// outcomePriority puts a job whose pod has just ended ahead of the other jobs waiting in the work
+// queue (its default priority is 0).
+const outcomePriority = 10
+
+// podEvents wakes the job that controls a pod. A pod that has just ended (its phase Succeeded or
+// Failed, or a container that terminated) wakes it at once and ahead of other jobs:
+// that is an outcome or a restart, and its latency is what users see. Every other change (a pod
+// created, bound, running, deleted) wakes the job within coalesce: the thousands of events of a
+// big job's start then make one round per coalesce rather than one per event, each round reading
+// all the job's pods. (Pod counts reach the status at most once per --status-batch-interval
+// anyway.)
+func podEvents(kind jobKind, coalesce time.Duration) handler.EventHandler {
+	return podEventHandler{kind: kind, coalesce: coalesce}
+}
+
+type podEventHandler struct {
+	kind     jobKind
+	coalesce time.Duration
+}
+
+type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+
+func (h podEventHandler) Create(_ context.Context, e event.CreateEvent, q queue) {
+	h.wake(q, e.Object, false)
+}
+
+func (h podEventHandler) Update(_ context.Context, e event.UpdateEvent, q queue) {
+	old, ok1 := e.ObjectOld.(*corev1.Pod)
+	pod, ok2 := e.ObjectNew.(*corev1.Pod)
+	h.wake(q, e.ObjectNew, !ok1 || !ok2 || podEnded(old, pod))
+}
+
+func (h podEventHandler) Delete(_ context.Context, e event.DeleteEvent, q queue) {
+	h.wake(q, e.Object, false)
+}
+
+func (h podEventHandler) Generic(_ context.Context, e event.GenericEvent, q queue) {
+	h.wake(q, e.Object, false)
+}
+
+func (h podEventHandler) wake(q queue, obj client.Object, urgent bool) {
+	ref := metav1.GetControllerOf(obj)
+	if ref == nil || ref.Kind != h.kind.gvk.Kind || ref.APIVersion != h.kind.gvk.GroupVersion().String() {
+		return
+	}
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}}
+	after := h.coalesce
+	if urgent {
+		after = 0
+	}
+	if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
+		opts := priorityqueue.AddOpts{After: after}
+		if urgent {
+			p := outcomePriority
+			opts.Priority = &p
+		}
+		pq.AddWithOpts(opts, req)
+		return
+	}
+	if after > 0 {
+		q.AddAfter(req, after)
+		return
+	}
+	q.Add(req)
+}
+
+// podEnded reports whether pod has ended since old: its phase became Succeeded or Failed, or one
+// of its containers terminated. (The cache keeps no restart counts: see trimPod.)
+func podEnded(old, pod *corev1.Pod) bool {
+	if terminal(pod.Status.Phase) && !terminal(old.Status.Phase) {
+		return true
+	}
+	before := map[string]corev1.ContainerStatus{}
+	for _, c := range old.Status.ContainerStatuses {
+		before[c.Name] = c
+	}
+	for _, c := range pod.Status.ContainerStatuses {
+		b := before[c.Name]
+		if c.State.Terminated != nil && b.State.Terminated == nil {
+			return true
+		}
+	}
+	return false
+}
+
+func terminal(p corev1.PodPhase) bool { return p == corev1.PodSucceeded || p == corev1.PodFailed }

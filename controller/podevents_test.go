@@ -1,0 +1,96 @@
+package controller
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+)
+
+// recordingQueue is a priority queue that records how each request was added.
+type recordingQueue struct {
+	priorityqueue.PriorityQueue[reconcile.Request]
+	adds []added
+}
+
+type added struct {
+	Name     string
+	After    time.Duration
+	Priority int
+}
+
+func (q *recordingQueue) AddWithOpts(o priorityqueue.AddOpts, items ...reconcile.Request) {
+	p := 0
+	if o.Priority != nil {
+		p = *o.Priority
+	}
+	for _, it := range items {
+		q.adds = append(q.adds, added{Name: it.Name, After: o.After, Priority: p})
+	}
+}
+
+func eventPod(phase corev1.PodPhase, state corev1.ContainerState) *corev1.Pod {
+	yes := true
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j-worker-0", OwnerReferences: []metav1.OwnerReference{{
+			APIVersion: batch.GroupVersion.String(), Kind: "PyTorchTrainingJob", Name: "j", UID: types.UID("u"), Controller: &yes,
+		}}},
+		Status: corev1.PodStatus{Phase: phase, ContainerStatuses: []corev1.ContainerStatus{{Name: "pytorch", State: state}}},
+	}
+}
+
+func TestPodEventsWakeAnEndedPodsJobAtOnceAndCoalesceTheRest(t *testing.T) {
+	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	exited := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1}}
+	waiting := corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}
+	const coalesce = 200 * time.Millisecond
+	cases := map[string]struct {
+		old, pod *corev1.Pod
+		want     added
+	}{
+		"a pod that starts running waits to be taken with others": {
+			old: eventPod(corev1.PodPending, waiting), pod: eventPod(corev1.PodRunning, running),
+			want: added{Name: "j", After: coalesce},
+		},
+		"a pod that succeeds wakes its job at once, ahead of others": {
+			old: eventPod(corev1.PodRunning, running), pod: eventPod(corev1.PodSucceeded, corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{}}),
+			want: added{Name: "j", Priority: outcomePriority},
+		},
+		"a container that exits in a running pod wakes its job at once": {
+			old: eventPod(corev1.PodRunning, running), pod: eventPod(corev1.PodRunning, exited),
+			want: added{Name: "j", Priority: outcomePriority},
+		},
+		"a pod that stays failed is no news": {
+			old: eventPod(corev1.PodFailed, exited), pod: eventPod(corev1.PodFailed, exited),
+			want: added{Name: "j", After: coalesce},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			q := &recordingQueue{}
+			podEvents(pyTorchKind, coalesce).Update(context.Background(), event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.pod}, q)
+			if diff := cmp.Diff([]added{tc.want}, q.adds); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPodEventsIgnoreOtherKindsPods(t *testing.T) {
+	q := &recordingQueue{}
+	pod := eventPod(corev1.PodRunning, corev1.ContainerState{})
+	pod.OwnerReferences[0].Kind = "TensorFlowTrainingJob"
+	podEvents(pyTorchKind, time.Second).Create(context.Background(), event.CreateEvent{Object: pod}, q)
+	if len(q.adds) != 0 {
+		t.Errorf("a TensorFlowTrainingJob's pod woke %v in the PyTorchTrainingJob controller", q.adds)
+	}
+}
