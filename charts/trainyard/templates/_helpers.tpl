@@ -38,6 +38,9 @@ The operator's arguments. --leader-elect whenever more than one replica runs.
 {{- if not (kindIs "invalid" $o.createParallelism) }}
 - --create-parallelism={{ int64 $o.createParallelism }}
 {{- end }}
+{{- if not (kindIs "invalid" $o.maxWritesInFlight) }}
+- --max-writes-in-flight={{ int64 $o.maxWritesInFlight }}
+{{- end }}
 {{- with $o.statusBatchInterval }}
 - --status-batch-interval={{ . }}
 {{- end }}
