@@ -31,6 +31,7 @@ type writeCounts struct {
 	statusWrites int            // writes to a job's status subresource
 	failed       int            // answered outside 2xx
 	conflicts    int            // answered 409
+	throttled    int            // answered 429 (API Priority and Fairness rejected it)
 }
 
 // auditSummary counts the operator's writes per window.
@@ -59,6 +60,12 @@ var writeVerbs = map[string]bool{"create": true, "update": true, "patch": true, 
 // readAudit counts the operator's write requests in each window (by the time the response
 // completed) and copies the operator's lines to copyTo, since the audit log goes with the cluster.
 func readAudit(path string, windows []window, copyTo string) (auditSummary, error) {
+	return readAuditOf(path, operatorAgent, windows, copyTo)
+}
+
+// readAuditOf is readAudit for the requests whose user agent starts as agent (`"userAgent":"...`).
+// Note: the audit policy logs writes only, so a 429 answered to a read (a list) is not counted.
+func readAuditOf(path string, agent []byte, windows []window, copyTo string) (auditSummary, error) {
 	s := auditSummary{windows: windows, counts: make([]writeCounts, len(windows))}
 	for i := range s.counts {
 		s.counts[i].byKind = map[string]int{}
@@ -80,7 +87,7 @@ func readAudit(path string, windows []window, copyTo string) (auditSummary, erro
 	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
 	for n := 1; sc.Scan(); n++ {
 		raw := sc.Bytes()
-		if !bytes.Contains(raw, operatorAgent) {
+		if !bytes.Contains(raw, agent) {
 			continue
 		}
 		var l auditLine
@@ -130,8 +137,11 @@ func (c *writeCounts) add(l auditLine) {
 	if code < 200 || code > 299 {
 		c.failed++
 	}
-	if code == 409 {
+	switch code {
+	case 409:
 		c.conflicts++
+	case 429:
+		c.throttled++
 	}
 }
 
