@@ -25,13 +25,15 @@ func (w window) contains(t time.Time) bool { return !t.Before(w.from) && !t.Afte
 
 // writeCounts are the operator's write requests in one window.
 type writeCounts struct {
-	total        int
-	byKind       map[string]int // "pods create", "status patch", "events create", ...
-	podsCreated  int            // pod creations answered 201
-	statusWrites int            // writes to a job's status subresource
-	failed       int            // answered outside 2xx
-	conflicts    int            // answered 409
-	throttled    int            // answered 429 (API Priority and Fairness rejected it)
+	total  int
+	byKind map[string]int // "pods create", "status patch", "events create", ...
+	// conflictsByKind are the 409s by kind, e.g. "services create" (AlreadyExists).
+	conflictsByKind map[string]int
+	podsCreated     int // pod creations answered 201
+	statusWrites    int // writes to a job's status subresource
+	failed          int // answered outside 2xx
+	conflicts       int // answered 409
+	throttled       int // answered 429 (API Priority and Fairness rejected it)
 }
 
 // auditSummary counts the operator's writes per window.
@@ -69,6 +71,7 @@ func readAuditOf(path string, agent []byte, windows []window, copyTo string) (au
 	s := auditSummary{windows: windows, counts: make([]writeCounts, len(windows))}
 	for i := range s.counts {
 		s.counts[i].byKind = map[string]int{}
+		s.counts[i].conflictsByKind = map[string]int{}
 	}
 	in, err := os.Open(path)
 	if err != nil {
@@ -126,8 +129,9 @@ func (c *writeCounts) add(l auditLine) {
 	if l.ResponseStatus != nil {
 		code = l.ResponseStatus.Code
 	}
+	kind := writeKind(resource, subresource) + " " + l.Verb
 	c.total++
-	c.byKind[writeKind(resource, subresource)+" "+l.Verb]++
+	c.byKind[kind]++
 	if resource == "pods" && subresource == "" && l.Verb == "create" && code == 201 {
 		c.podsCreated++
 	}
@@ -140,6 +144,7 @@ func (c *writeCounts) add(l auditLine) {
 	switch code {
 	case 409:
 		c.conflicts++
+		c.conflictsByKind[kind]++
 	case 429:
 		c.throttled++
 	}

@@ -19,7 +19,11 @@ func sizesHeader(repo string, o options, apf, loadBefore, loadAfter string) stri
 	fmt.Fprintf(&b, "Cluster: hack/cluster.sh, %d KWOK nodes of %d pods and %d nvidia.com/gpu; the control plane, the operator and the bench share the machine.  \n",
 		o.nodes, o.nodePods, o.nodeGPUs)
 	fmt.Fprintf(&b, "Jobs: 1 Master + N Workers, restartPolicy OnFailure, 1 nvidia.com/gpu per pod; a burst's masters exit 0 %s after they start. ", o.masterRun)
-	fmt.Fprintf(&b, "Operator: `%s %s`, a fresh process per API and size.  \n", o.operatorBin, strings.Join(o.operatorFlags, " "))
+	flags := strings.Join(o.operatorFlags, " ")
+	if flags == "" {
+		flags = "(its default flags)"
+	}
+	fmt.Fprintf(&b, "Operator: `%s %s`, a fresh process per API and size.  \n", o.operatorBin, flags)
 	fmt.Fprintf(&b, "Identity and APF: %s.  \n", apf)
 	if o.floor {
 		fmt.Fprintf(&b, "Floor: the same pods created by a bare client (client rate limit off, %d goroutines) under the same ServiceAccount, no operator.\n", o.floorConcurrency)
@@ -58,7 +62,7 @@ func (c *comparison) markdown(header string, opAudit, floorAudit auditSummary) s
 		"(kubeflow.org: condition Running True), the last job's status counting all its pods running (aggregate.running; kubeflow.org: the sum of " +
 		"replicaStatuses' active), the last pod Running). Completion: per burst job, the status first seen Succeeded minus its master first seen Succeeded. " +
 		"Writes per pod: the operator's write requests in the audit log (user agent trainyard) from the first create to every job Running with all its pods " +
-		"(settled, or cut short by a master's exit), over the pods it created; in brackets over the whole size (completion and deletion too). " +
+		"(settled, or cut short by a master's exit), over the pods it created; then over the whole size (completion and deletion too). " +
 		"409s and 429s: the audit log's answers to the operator's writes (it logs no reads) and the operator's own client-go metric rest_client_requests_total " +
 		"(reads too; client-go retries a 429 itself); APF rejections: apiserver_flowcontrol_rejected_requests_total of the operator's priority level. " +
 		"CPU: the operator's utime + stime (/proc) from the first create until the jobs and pods are gone, per 1,000 pods; in brackets the start phase's. " +
@@ -131,7 +135,7 @@ func (c *comparison) sizeRows(r sizeResult, audit auditSummary) []sizeRow {
 		rows = append(rows, x)
 	}
 
-	writes := sizeRow{figure: "writes per pod: start phase (whole size)"}
+	writes := sizeRow{figure: "writes per pod: start phase; whole size"}
 	start, okStart := audit.of(r.windowName("start"))
 	whole, okWhole := audit.of(r.windowName(""))
 	switch {
@@ -140,7 +144,7 @@ func (c *comparison) sizeRows(r sizeResult, audit auditSummary) []sizeRow {
 	case start.podsCreated == 0:
 		writes.measured = fmt.Sprintf("n/a (%d writes, no pod created)", start.total)
 	default:
-		writes.measured = fmt.Sprintf("%.2f (%d / %d) (%.2f)", float64(start.total)/float64(start.podsCreated), start.total, start.podsCreated,
+		writes.measured = fmt.Sprintf("%.2f (%d / %d); whole size %.2f", float64(start.total)/float64(start.podsCreated), start.total, start.podsCreated,
 			float64(whole.total)/float64(max(whole.podsCreated, 1)))
 	}
 
@@ -236,6 +240,17 @@ func (c *comparison) writesTables(b *strings.Builder, audit auditSummary) {
 	}
 	line("**total**", func(w writeCounts, _ sizeResult) string { return fmt.Sprintf("**%d**", w.total) })
 	line("answered outside 2xx", func(w writeCounts, _ sizeResult) string { return fmt.Sprint(w.failed) })
+	line("of which 409", func(w writeCounts, _ sizeResult) string {
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(w.conflictsByKind)) {
+			parts = append(parts, fmt.Sprintf("%d %s", w.conflictsByKind[k], k))
+		}
+		if len(parts) == 0 {
+			return "0"
+		}
+		return strings.Join(parts, ", ")
+	})
+	line("of which 429", func(w writeCounts, _ sizeResult) string { return fmt.Sprint(w.throttled) })
 	b.WriteString("\n")
 }
 
