@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -73,11 +76,10 @@ func readAuditOf(path string, agent []byte, windows []window, copyTo string) (au
 		s.counts[i].byKind = map[string]int{}
 		s.counts[i].conflictsByKind = map[string]int{}
 	}
-	in, err := os.Open(path)
+	files, err := auditFiles(path)
 	if err != nil {
 		return s, err
 	}
-	defer in.Close()
 	out, err := os.Create(copyTo)
 	if err != nil {
 		return s, err
@@ -86,6 +88,38 @@ func readAuditOf(path string, agent []byte, windows []window, copyTo string) (au
 	w := bufio.NewWriter(out)
 	defer w.Flush()
 
+	for _, f := range files {
+		if err := s.readFile(f, agent, windows, w); err != nil {
+			return s, err
+		}
+	}
+	s.read = true
+	return s, nil
+}
+
+// auditFiles are the audit log and its rotated backups, oldest first. Note: the API server
+// rotates its audit log at 100 MB (--audit-log-maxsize's default) into audit-<time>.log beside
+// it, and a 5,000-pod run writes more than that.
+func auditFiles(path string) ([]string, error) {
+	ext := filepath.Ext(path)
+	backups, err := filepath.Glob(strings.TrimSuffix(path, ext) + "-*" + ext)
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(backups) // the time in their names sorts as text
+	if _, err := os.Stat(path); err != nil {
+		return nil, err
+	}
+	return append(backups, path), nil
+}
+
+// readFile adds one audit file's lines to the counts, copying those counted to w.
+func (s *auditSummary) readFile(path string, agent []byte, windows []window, w *bufio.Writer) error {
+	in, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
 	for n := 1; sc.Scan(); n++ {
@@ -95,7 +129,7 @@ func readAuditOf(path string, agent []byte, windows []window, copyTo string) (au
 		}
 		var l auditLine
 		if err := json.Unmarshal(raw, &l); err != nil {
-			return s, fmt.Errorf("%s:%d: %w", path, n, err)
+			return fmt.Errorf("%s:%d: %w", path, n, err)
 		}
 		if !writeVerbs[l.Verb] {
 			continue
@@ -113,11 +147,7 @@ func readAuditOf(path string, agent []byte, windows []window, copyTo string) (au
 			w.WriteByte('\n')
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return s, err
-	}
-	s.read = true
-	return s, nil
+	return sc.Err()
 }
 
 func (c *writeCounts) add(l auditLine) {

@@ -11,8 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
@@ -280,7 +278,7 @@ func sizeProgress(t *tracker) string {
 }
 
 // deleteAll deletes the size's jobs, waits until they are gone, then deletes what is left of their
-// pods at once (with no grace period: the garbage collector would take minutes over 5,000) and
+// pods itself (with no grace period: the garbage collector would take minutes over 5,000) and
 // waits until those are gone too.
 func (c *comparison) deleteAll(ctx context.Context, b *bench, r *sizeResult, names []string) error {
 	logf("%s %s: deleting the jobs and their pods", r.api, r.size)
@@ -305,18 +303,26 @@ func (c *comparison) deleteAll(ctx context.Context, b *bench, r *sizeResult, nam
 	}); err != nil {
 		return err
 	}
-	return deletePods(ctx, b, r.ns, batch.LabelOwnerName, timeout)
+	return deletePods(ctx, b, r.ns, timeout)
 }
 
-// deletePods deletes the namespace's pods that carry label, with no grace period, and waits until
-// the bench's watch has seen them all go.
-func deletePods(ctx context.Context, b *bench, ns, label string, timeout time.Duration) error {
-	has, err := labels.NewRequirement(label, selection.Exists, nil)
+// deletePods deletes the pods the tracker knows to exist, one request each with no grace period
+// (64 at a time), and waits until the bench's watch has seen them all go. Note: one
+// deletecollection of 5,000 pods outlasts the API server's 60 s request timeout.
+func deletePods(ctx context.Context, b *bench, ns string, timeout time.Duration) error {
+	var names []string
+	b.t.view(func(pods map[string]*podRecord, _ map[string]*jobRecord) {
+		for name, p := range pods {
+			if p.exists() {
+				names = append(names, name)
+			}
+		}
+	})
+	err := parallel(ctx, 64, names, func(ctx context.Context, name string) error {
+		err := b.kube.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}, client.GracePeriodSeconds(0))
+		return client.IgnoreNotFound(err)
+	})
 	if err != nil {
-		return err
-	}
-	if err := b.kube.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(ns),
-		client.MatchingLabelsSelector{Selector: labels.NewSelector().Add(*has)}, client.GracePeriodSeconds(0)); err != nil {
 		return fmt.Errorf("deleting the pods: %w", err)
 	}
 	return b.waitFor(ctx, "the pods gone", timeout, func() (bool, string) {

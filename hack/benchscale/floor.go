@@ -121,7 +121,7 @@ func (c *comparison) floorSize(ctx context.Context, b *bench, kube client.Client
 	if running >= len(names) {
 		f.allRunning = measured(lastRunning.Sub(f.created))
 	}
-	derr := deletePods(ctx, b, b.ns, floorGroupLabel, c.o.phaseTimeout+time.Duration(s.pods())*20*time.Millisecond)
+	derr := deletePods(ctx, b, b.ns, c.o.phaseTimeout+time.Duration(s.pods())*20*time.Millisecond)
 	f.end = time.Now()
 	after, okAfter := c.apfRejected(ctx)
 	f.apfRejected, f.apfOK = after-rejected, okBefore && okAfter
