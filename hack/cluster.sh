@@ -14,6 +14,11 @@
 #   DEVCLUSTER_DIR  work dir for everything the cluster writes (default: <repo>/.devcluster)
 #   CLUSTER         cluster name (default: trainyard)
 #   NODES           number of fake nodes created by `up` (default: 4)
+#   NODE_PODS       pods each fake node advertises (capacity and allocatable; default: 110)
+#   NODE_GPUS       nvidia.com/gpu each fake node advertises (default: 8). make bench-scale sets
+#                   300 and 300 on 20 nodes: issue 19's harness, 300 one-GPU pods per node.
+#                   Note: beyond 254 pods KWOK hands out pod IPs past the node's /24, which may
+#                   repeat another node's; nothing routes to pod IPs here, so nothing notices.
 #   KWOK_POD_DELETE_DELAY_MS  optional: the fake kubelet confirms a pod's deletion this many ms
 #                   after its deletionTimestamp appears (default: at once). Note: KWOK v0.8 deletes
 #                   by name, and when it lags it can act on a stale event of a pod already gone and
@@ -27,7 +32,8 @@
 #
 # Nodes are named kwok-node-<i>, have InternalIP 127.0.0.1 (the kwok controller's loopback address,
 # where it serves the kubelet API: container logs) and a pod CIDR 127.(2+).x.0/24, and
-# advertise cpu 32, memory 256Gi, pods 110, nvidia.com/gpu 8. KWOK manages the nodes labelled
+# advertise cpu 32, memory 256Gi, pods NODE_PODS and nvidia.com/gpu NODE_GPUS (110 and 8 by default).
+# KWOK manages the nodes labelled
 # kwok.x-k8s.io/managed=true: remove that label to simulate a dead kubelet (NotReady after about
 # 10 s, pods evicted about 5 s later). Pod behaviour is set by annotations: see hack/kwok/pod-stages.yaml.
 set -euo pipefail
@@ -40,6 +46,8 @@ DEVCLUSTER_DIR=${DEVCLUSTER_DIR:-$repo/.devcluster}
 case $DEVCLUSTER_DIR in /*) ;; *) DEVCLUSTER_DIR=$PWD/$DEVCLUSTER_DIR ;; esac
 CLUSTER=${CLUSTER:-trainyard}
 NODES=${NODES:-4}
+NODE_PODS=${NODE_PODS:-110}
+NODE_GPUS=${NODE_GPUS:-8}
 
 export KWOK_WORKDIR=$DEVCLUSTER_DIR/kwok
 export KUBECONFIG=$DEVCLUSTER_DIR/kubeconfig
@@ -235,7 +243,7 @@ status:
   addresses:
   - {type: InternalIP, address: 127.0.0.1}
   - {type: Hostname, address: kwok-node-$i}
-  capacity: &res {cpu: "32", memory: 256Gi, pods: "110", nvidia.com/gpu: "8"}
+  capacity: &res {cpu: "32", memory: 256Gi, pods: "$NODE_PODS", nvidia.com/gpu: "$NODE_GPUS"}
   allocatable: *res
   nodeInfo:
     architecture: amd64
@@ -249,6 +257,10 @@ cmd_up() {
   if ! [[ $NODES =~ ^[0-9]+$ ]] || [ "$NODES" -lt 1 ] || [ "$NODES" -gt 30000 ]; then
     die "NODES must be 1..30000"
   fi
+  local v
+  for v in NODE_PODS NODE_GPUS; do
+    [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a whole number"
+  done
   ensure_binaries
   if [ -d "$CLUSTER_DIR" ]; then
     if healthy; then
@@ -468,7 +480,7 @@ case "${1:-}" in
   status) cmd_status ;;
   smoke) cmd_smoke ;;
   *)
-    echo "usage: $0 up|down|status|smoke   (env: DEVCLUSTER_DIR, CLUSTER, NODES)" >&2
+    echo "usage: $0 up|down|status|smoke   (env: DEVCLUSTER_DIR, CLUSTER, NODES, NODE_PODS, NODE_GPUS)" >&2
     exit 2
     ;;
 esac

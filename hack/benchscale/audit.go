@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -25,12 +28,15 @@ func (w window) contains(t time.Time) bool { return !t.Before(w.from) && !t.Afte
 
 // writeCounts are the operator's write requests in one window.
 type writeCounts struct {
-	total        int
-	byKind       map[string]int // "pods create", "status patch", "events create", ...
-	podsCreated  int            // pod creations answered 201
-	statusWrites int            // writes to a job's status subresource
-	failed       int            // answered outside 2xx
-	conflicts    int            // answered 409
+	total  int
+	byKind map[string]int // "pods create", "status patch", "events create", ...
+	// conflictsByKind are the 409s by kind, e.g. "services create" (AlreadyExists).
+	conflictsByKind map[string]int
+	podsCreated     int // pod creations answered 201
+	statusWrites    int // writes to a job's status subresource
+	failed          int // answered outside 2xx
+	conflicts       int // answered 409
+	throttled       int // answered 429 (API Priority and Fairness rejected it)
 }
 
 // auditSummary counts the operator's writes per window.
@@ -59,15 +65,21 @@ var writeVerbs = map[string]bool{"create": true, "update": true, "patch": true, 
 // readAudit counts the operator's write requests in each window (by the time the response
 // completed) and copies the operator's lines to copyTo, since the audit log goes with the cluster.
 func readAudit(path string, windows []window, copyTo string) (auditSummary, error) {
+	return readAuditOf(path, operatorAgent, windows, copyTo)
+}
+
+// readAuditOf is readAudit for the requests whose user agent starts as agent (`"userAgent":"...`).
+// Note: the audit policy logs writes only, so a 429 answered to a read (a list) is not counted.
+func readAuditOf(path string, agent []byte, windows []window, copyTo string) (auditSummary, error) {
 	s := auditSummary{windows: windows, counts: make([]writeCounts, len(windows))}
 	for i := range s.counts {
 		s.counts[i].byKind = map[string]int{}
+		s.counts[i].conflictsByKind = map[string]int{}
 	}
-	in, err := os.Open(path)
+	files, err := auditFiles(path)
 	if err != nil {
 		return s, err
 	}
-	defer in.Close()
 	out, err := os.Create(copyTo)
 	if err != nil {
 		return s, err
@@ -76,16 +88,48 @@ func readAudit(path string, windows []window, copyTo string) (auditSummary, erro
 	w := bufio.NewWriter(out)
 	defer w.Flush()
 
+	for _, f := range files {
+		if err := s.readFile(f, agent, windows, w); err != nil {
+			return s, err
+		}
+	}
+	s.read = true
+	return s, nil
+}
+
+// auditFiles are the audit log and its rotated backups, oldest first. Note: the API server
+// rotates its audit log at 100 MB (--audit-log-maxsize's default) into audit-<time>.log beside
+// it, and a 5,000-pod run writes more than that.
+func auditFiles(path string) ([]string, error) {
+	ext := filepath.Ext(path)
+	backups, err := filepath.Glob(strings.TrimSuffix(path, ext) + "-*" + ext)
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(backups) // the time in their names sorts as text
+	if _, err := os.Stat(path); err != nil {
+		return nil, err
+	}
+	return append(backups, path), nil
+}
+
+// readFile adds one audit file's lines to the counts, copying those counted to w.
+func (s *auditSummary) readFile(path string, agent []byte, windows []window, w *bufio.Writer) error {
+	in, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
 	for n := 1; sc.Scan(); n++ {
 		raw := sc.Bytes()
-		if !bytes.Contains(raw, operatorAgent) {
+		if !bytes.Contains(raw, agent) {
 			continue
 		}
 		var l auditLine
 		if err := json.Unmarshal(raw, &l); err != nil {
-			return s, fmt.Errorf("%s:%d: %w", path, n, err)
+			return fmt.Errorf("%s:%d: %w", path, n, err)
 		}
 		if !writeVerbs[l.Verb] {
 			continue
@@ -103,11 +147,7 @@ func readAudit(path string, windows []window, copyTo string) (auditSummary, erro
 			w.WriteByte('\n')
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return s, err
-	}
-	s.read = true
-	return s, nil
+	return sc.Err()
 }
 
 func (c *writeCounts) add(l auditLine) {
@@ -119,8 +159,9 @@ func (c *writeCounts) add(l auditLine) {
 	if l.ResponseStatus != nil {
 		code = l.ResponseStatus.Code
 	}
+	kind := writeKind(resource, subresource) + " " + l.Verb
 	c.total++
-	c.byKind[writeKind(resource, subresource)+" "+l.Verb]++
+	c.byKind[kind]++
 	if resource == "pods" && subresource == "" && l.Verb == "create" && code == 201 {
 		c.podsCreated++
 	}
@@ -130,8 +171,12 @@ func (c *writeCounts) add(l auditLine) {
 	if code < 200 || code > 299 {
 		c.failed++
 	}
-	if code == 409 {
+	switch code {
+	case 409:
 		c.conflicts++
+		c.conflictsByKind[kind]++
+	case 429:
+		c.throttled++
 	}
 }
 

@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -42,6 +43,8 @@ type options struct {
 	dir           string // DEVCLUSTER_DIR of the bench cluster
 	clusterName   string
 	nodes         int
+	nodePods      int // pods each node advertises
+	nodeGPUs      int // nvidia.com/gpu each node advertises
 	keepCluster   bool
 	operatorBin   string
 	operatorFlags []string
@@ -51,13 +54,23 @@ type options struct {
 	phaseTimeout  time.Duration
 	pprof         bool
 	pprofSeconds  int
-	// scenarios are those to play: burst (with its completion and deletion), big (the big job,
-	// always played), gang-restart (of the big job).
+	// scenarios are those to play: sizes (issue 19: both APIs at --sizes beside the floor), or
+	// the earlier ones: burst (with its completion and deletion), big (the big job, always played
+	// with them), gang-restart (of the big job).
 	scenarios map[string]bool
+	// apis and sizes are the sizes scenario's APIs and sizes, in the order played.
+	apis  []api
+	sizes []size
+	// floor: play the floor (a bare client's pods) at every size before the operators;
+	// floorConcurrency is its goroutines.
+	floor            bool
+	floorConcurrency int
 	// kwokDeleteDelay is the fake kubelet's delay in confirming a pod's deletion
 	// (hack/cluster.sh KWOK_POD_DELETE_DELAY_MS).
 	kwokDeleteDelay time.Duration
 }
+
+func (o options) sizesScenario() bool { return o.scenarios["sizes"] }
 
 // scale is the size of the scenarios.
 type scale struct {
@@ -110,8 +123,14 @@ func main() {
 func parseFlags(args []string) (options, error) {
 	fs := flag.NewFlagSet("benchscale", flag.ContinueOnError)
 	var o options
-	var scaleName, operatorFlags, scenarios string
-	fs.StringVar(&scaleName, "scale", "full", "full (50 jobs x 8 pods, a 1,000-pod job) or small (10 x 4, 100)")
+	var scaleName, operatorFlags, scenarios, apis, sizes string
+	fs.StringVar(&scaleName, "scale", "full", "full or small: the sizes when --sizes is not given (full "+sizePresets["full"]+", small "+sizePresets["small"]+"); for the earlier scenarios, full is 50 jobs x 8 pods and a 1,000-pod job, small 10 x 4 and 100")
+	fs.StringVar(&apis, "apis", "t9k,kubeflow", "the sizes scenario's APIs, comma-separated, in the order played: t9k (PyTorchTrainingJob), kubeflow (kubeflow.org PyTorchJob)")
+	fs.StringVar(&sizes, "sizes", "", "the sizes scenario's sizes, comma-separated, <jobs>x<pods per job> (1 master, the rest workers), in the order played (default: those of --scale)")
+	fs.BoolVar(&o.floor, "floor", true, "the sizes scenario: first create each size's pods with a bare client (no operator, no rate limit), the cluster's floor")
+	fs.IntVar(&o.floorConcurrency, "floor-concurrency", 64, "goroutines of the floor's bare client")
+	fs.IntVar(&o.nodePods, "node-pods", 300, "pods each KWOK node advertises (NODE_PODS of hack/cluster.sh)")
+	fs.IntVar(&o.nodeGPUs, "node-gpus", 300, "nvidia.com/gpu each KWOK node advertises (NODE_GPUS of hack/cluster.sh)")
 	fs.StringVar(&o.dir, "dir", "", "DEVCLUSTER_DIR of the bench cluster (default <repo>/.devcluster/bench)")
 	fs.StringVar(&o.clusterName, "cluster", "trainyard-bench", "cluster name (CLUSTER of hack/cluster.sh)")
 	fs.IntVar(&o.nodes, "nodes", 20, "KWOK nodes of the bench cluster")
@@ -125,7 +144,7 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.pprof, "pprof", false, "capture a CPU profile of the operator during the big job (needs its --pprof-bind-address) into <dir>/cpu.pprof")
 	fs.IntVar(&o.pprofSeconds, "pprof-seconds", 0, "length of the CPU profile (default 30 at full scale, 10 at small)")
 	fs.DurationVar(&o.kwokDeleteDelay, "kwok-pod-delete-delay", time.Second, "how long the fake kubelet takes to confirm a pod's deletion when the gang-restart scenario is played (0: at once, as otherwise). KWOK v0.8 deletes by name, and when it lags behind a gang restart it acts on stale events of the old pods and deletes the new pods of their names; the delay lets the new pods' events cancel those deletions")
-	fs.StringVar(&scenarios, "scenarios", "burst,big,gang-restart", "the scenarios to play, comma-separated: burst (with completion and deletion), big, gang-restart (of the big job, which is always played); e.g. --scenarios=gang-restart")
+	fs.StringVar(&scenarios, "scenarios", "sizes", "the scenarios to play, comma-separated: sizes (issue 19: --apis at --sizes beside the floor and Kubeflow's tuned figures), or the earlier ones, T9k only: burst (with completion and deletion), big, gang-restart (of the big job, which is always played with them); e.g. --scenarios=gang-restart")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -134,15 +153,51 @@ func parseFlags(args []string) (options, error) {
 		return o, fmt.Errorf("--scale=%q: want full or small", scaleName)
 	}
 	o.scale = s
-	o.scenarios = map[string]bool{"big": true}
+	o.scenarios = map[string]bool{}
 	for _, name := range strings.Split(scenarios, ",") {
 		switch name = strings.TrimSpace(name); name {
-		case "burst", "big", "gang-restart":
+		case "sizes", "burst", "big", "gang-restart":
 			o.scenarios[name] = true
 		case "":
 		default:
-			return o, fmt.Errorf("--scenarios: unknown scenario %q: want burst, big or gang-restart", name)
+			return o, fmt.Errorf("--scenarios: unknown scenario %q: want sizes, burst, big or gang-restart", name)
 		}
+	}
+	if o.scenarios["sizes"] && len(o.scenarios) > 1 {
+		return o, errors.New("--scenarios: sizes is played alone (the earlier scenarios have a report of their own)")
+	}
+	if !o.scenarios["sizes"] {
+		o.scenarios["big"] = true
+	}
+	for _, name := range strings.Split(apis, ",") {
+		switch a := api(strings.TrimSpace(name)); a {
+		case apiT9k, apiKubeflow:
+			if !slices.Contains(o.apis, a) {
+				o.apis = append(o.apis, a)
+			}
+		case "":
+		default:
+			return o, fmt.Errorf("--apis: unknown API %q: want t9k or kubeflow", name)
+		}
+	}
+	if sizes == "" {
+		sizes = sizePresets[scaleName]
+	}
+	for _, text := range strings.Split(sizes, ",") {
+		if strings.TrimSpace(text) == "" {
+			continue
+		}
+		sz, err := parseSize(text)
+		if err != nil {
+			return o, fmt.Errorf("--sizes: %w", err)
+		}
+		o.sizes = append(o.sizes, sz)
+	}
+	if o.sizesScenario() && (len(o.apis) == 0 || len(o.sizes) == 0) {
+		return o, errors.New("the sizes scenario needs at least one of --apis and of --sizes")
+	}
+	if o.floorConcurrency < 1 {
+		return o, errors.New("--floor-concurrency must be at least 1")
 	}
 	o.operatorFlags = append(strings.Fields(operatorFlags), fs.Args()...)
 	if n := len(fs.Args()); n > 0 && !dashDashGiven(args, n) {
@@ -163,8 +218,16 @@ func dashDashGiven(args []string, n int) bool {
 	return i >= 0 && args[i] == "--"
 }
 
-// run brings the cluster and the operator up, plays the scenarios and reports, and always takes
-// down what it started.
+// Identity of the operator (and of the floor's client) on the bench cluster.
+const (
+	operatorNamespace      = "trainyard-bench-system"
+	operatorServiceAccount = "trainyard"
+	// tokenValidity outlasts the longest run (the four full sizes, both APIs, take under an hour).
+	tokenValidity = 6 * time.Hour
+)
+
+// run brings the cluster up with the operator's identity, plays the scenarios and reports, and
+// always takes down what it started.
 func run(ctx context.Context, o options) (err error) {
 	repo, err := localrun.FindRepo()
 	if err != nil {
@@ -181,18 +244,84 @@ func run(ctx context.Context, o options) (err error) {
 			return err
 		}
 	}
-	cl := localrun.Cluster{Repo: repo, Dir: o.dir, Name: o.clusterName, Nodes: o.nodes, Log: logf}
-	logf("scale %s; cluster %s in %s", o.scale.describe(), cl.Name, cl.Dir)
+	loadBefore := localrun.LoadAverage()
+	cl := localrun.Cluster{Repo: repo, Dir: o.dir, Name: o.clusterName, Nodes: o.nodes, NodePods: o.nodePods, NodeGPUs: o.nodeGPUs, Log: logf}
+	if o.sizesScenario() {
+		logf("sizes %v of %v; cluster %s in %s (%d nodes of %d pods, %d GPUs)", o.sizes, o.apis, cl.Name, cl.Dir, o.nodes, o.nodePods, o.nodeGPUs)
+	} else {
+		logf("scale %s; cluster %s in %s", o.scale.describe(), cl.Name, cl.Dir)
+	}
 
 	defer func() { err = errors.Join(err, cl.Release(o.keepCluster)) }()
-	conn, err := cl.Start(ctx, false, "benchscale")
+	// The kubeflow.org CRDs for the sizes scenario only: the earlier scenarios' figures were
+	// taken with the operator serving the T9k kinds alone.
+	kubeflow := o.sizesScenario()
+	conn, err := cl.Start(ctx, kubeflow, "benchscale")
 	if err != nil {
 		return err
 	}
+	id, err := cl.OperatorIdentity(ctx, conn, operatorNamespace, operatorServiceAccount, kubeflow, tokenValidity, filepath.Join(o.dir, "operator.kubeconfig"))
+	if err != nil {
+		return fmt.Errorf("the operator's ServiceAccount: %w", err)
+	}
+	flow, ferr := localrun.FlowOf(ctx, id.Config, conn, "/api/v1/namespaces/default/pods?limit=1")
+	adminFlow, aerr := localrun.FlowOf(ctx, conn.Config, conn, "/api/v1/namespaces/default/pods?limit=1")
+	apf := fmt.Sprintf("the operator runs as %s (token until %s, %s); APF classified its list of pods under %s; the admin kubeconfig's under %s",
+		id.User(), id.Expires.UTC().Format("15:04 UTC"), id.Kubeconfig, flowText(flow, ferr), flowText(adminFlow, aerr))
+	logf("%s", apf)
+	if ferr == nil && flow.Exempt {
+		return fmt.Errorf("the operator's identity is exempt from APF (%s): its figures would not be comparable", flow)
+	}
 
+	if o.sizesScenario() {
+		return runSizes(ctx, o, repo, cl, conn, id, flow, apf, loadBefore)
+	}
+	return runEarlier(ctx, o, repo, cl, conn, id, apf)
+}
+
+func flowText(f localrun.Flow, err error) string {
+	if err != nil {
+		return "(not read: " + err.Error() + ")"
+	}
+	return f.String()
+}
+
+// runSizes plays the sizes scenario and reports it.
+func runSizes(ctx context.Context, o options, repo string, cl localrun.Cluster, conn localrun.Connection, id localrun.Identity, flow localrun.Flow, apf, loadBefore string) error {
+	c := &comparison{o: o, repo: repo, conn: conn, id: id, flow: flow, runID: fmt.Sprint(time.Now().Unix())}
+	runErr := c.run(ctx)
+	if runErr != nil {
+		c.notes = append(c.notes, "the run broke: "+runErr.Error())
+	}
+	var opWindows, floorWindows []window
+	for _, r := range c.sizes {
+		opWindows = append(opWindows, window{name: r.windowName(""), from: r.created, to: r.end},
+			window{name: r.windowName("start"), from: r.created, to: r.started})
+	}
+	for _, f := range c.floors {
+		floorWindows = append(floorWindows, window{name: f.windowName(), from: f.created, to: f.end})
+	}
+	opAudit, err1 := readAuditOf(cl.AuditLog(), operatorAgent, opWindows, filepath.Join(o.dir, "audit-trainyard.log"))
+	floorAudit, err2 := readAuditOf(cl.AuditLog(), []byte(`"userAgent":"`+floorAgent), floorWindows, filepath.Join(o.dir, "audit-floor.log"))
+	if err := errors.Join(err1, err2); err != nil {
+		c.notes = append(c.notes, "audit log: "+err.Error())
+	}
+	md := c.markdown(sizesHeader(repo, o, apf, loadBefore, localrun.LoadAverage()), opAudit, floorAudit)
+	fmt.Println()
+	fmt.Print(md)
+	out := filepath.Join(o.dir, "results.md")
+	if werr := os.WriteFile(out, []byte(md), 0o644); werr != nil {
+		return errors.Join(runErr, werr)
+	}
+	logf("results written to %s; operator logs %s", out, filepath.Join(o.dir, "operator-*.log"))
+	return runErr
+}
+
+// runEarlier plays the earlier scenarios (burst, big, gang-restart) against one operator.
+func runEarlier(ctx context.Context, o options, repo string, cl localrun.Cluster, conn localrun.Connection, id localrun.Identity, apf string) error {
 	op, err := localrun.StartOperator(ctx, localrun.OperatorConfig{
 		Bin:        localrun.InRepo(repo, o.operatorBin),
-		Kubeconfig: cl.Kubeconfig(),
+		Kubeconfig: id.Kubeconfig,
 		LogPath:    filepath.Join(o.dir, "operator.log"),
 		ExtraFlags: o.operatorFlags,
 		Pprof:      o.pprof,
@@ -203,7 +332,7 @@ func run(ctx context.Context, o options) (err error) {
 	}
 	defer op.Stop() // a no-op once stopped below
 
-	res := &results{scale: o.scale, operatorStarted: op.StartedAt}
+	res := &results{scale: o.scale, operatorStarted: op.StartedAt, notes: []string{apf}}
 	b, err := newBench(ctx, conn, o, op, res)
 	if err != nil {
 		return err

@@ -2,14 +2,17 @@ package main
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
 	"github.com/trainyard/trainyard/hack/internal/localrun"
 )
 
@@ -25,11 +28,13 @@ type tracker struct {
 	previous map[string][]*podRecord
 	// lastChange is when a watch last delivered any change of a pod or a job.
 	lastChange time.Time
+	// groupLabel and roleLabel are the pod labels that name a pod's job and its replica type.
+	groupLabel, roleLabel string
 }
 
 // podRecord is what the watch saw of one pod.
 type podRecord struct {
-	job, replicaType string
+	job, replicaType string // replicaType in lower case: master, worker
 	phase            corev1.PodPhase
 	deleting         bool      // has a deletionTimestamp
 	seen             time.Time // first seen: the pod exists
@@ -67,8 +72,15 @@ type jobSample struct {
 	backoff, disruptions, restart int32 // backoffCount, disruptionCount, gangRestarts
 }
 
+// newTracker tracks the operator's pods (the T9k labels, which it puts on the pods of both APIs).
 func newTracker() *tracker {
-	return &tracker{pods: map[string]*podRecord{}, jobs: map[string]*jobRecord{}, previous: map[string][]*podRecord{}}
+	return newTrackerOf(batch.LabelOwnerName, batch.LabelReplicaType)
+}
+
+// newTrackerOf tracks pods grouped into jobs by groupLabel, their role in roleLabel.
+func newTrackerOf(groupLabel, roleLabel string) *tracker {
+	return &tracker{pods: map[string]*podRecord{}, jobs: map[string]*jobRecord{}, previous: map[string][]*podRecord{},
+		groupLabel: groupLabel, roleLabel: roleLabel}
 }
 
 // expectJob records a job the bench is about to create, before the create call: the watch can
@@ -77,6 +89,14 @@ func (t *tracker) expectJob(name string, desired int32) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.jobs[name] = &jobRecord{desired: desired, phaseSeen: map[batch.JobPhase]time.Time{}}
+}
+
+// reset forgets every record: a new size starts once everything of the last one is gone, and the
+// waits look at every record many times a second.
+func (t *tracker) reset() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.pods, t.jobs, t.previous = map[string]*podRecord{}, map[string]*jobRecord{}, map[string][]*podRecord{}
 }
 
 // view runs f with the records, under the tracker's lock.
@@ -107,7 +127,7 @@ func (t *tracker) observePod(obj client.Object, deleted bool) {
 		if r != nil {
 			t.previous[p.Name] = append(t.previous[p.Name], r)
 		}
-		r = &podRecord{job: p.Labels[batch.LabelOwnerName], replicaType: p.Labels[batch.LabelReplicaType], seen: now}
+		r = &podRecord{job: p.Labels[t.groupLabel], replicaType: strings.ToLower(p.Labels[t.roleLabel]), seen: now}
 		t.pods[p.Name] = r
 	}
 	if deleted {
@@ -132,14 +152,15 @@ func (t *tracker) observePod(obj client.Object, deleted bool) {
 
 func (t *tracker) observeJob(obj client.Object, deleted bool) {
 	now := time.Now()
-	j, ok := obj.(*batch.PyTorchTrainingJob)
+	sample, ok := sampleOf(obj)
 	if !ok {
 		return
 	}
+	sample.at = now
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.lastChange = now
-	r := t.jobs[j.Name]
+	r := t.jobs[obj.GetName()]
 	if r == nil { // not created by this bench run
 		return
 	}
@@ -147,10 +168,8 @@ func (t *tracker) observeJob(obj client.Object, deleted bool) {
 		r.gone = now
 		return
 	}
-	r.phase = j.Status.Phase
-	r.running = j.Status.Aggregate.Running
-	r.history = append(r.history, jobSample{at: now, phase: r.phase, running: r.running,
-		backoff: j.Status.BackoffCount, disruptions: j.Status.DisruptionCount, restart: j.Status.GangRestarts})
+	r.phase, r.running = sample.phase, sample.running
+	r.history = append(r.history, sample)
 	if r.phase != "" {
 		if _, ok := r.phaseSeen[r.phase]; !ok {
 			r.phaseSeen[r.phase] = now
@@ -161,6 +180,45 @@ func (t *tracker) observeJob(obj client.Object, deleted bool) {
 	}
 }
 
+// sampleOf reads a job's status, of either API, as the T9k status says it: the phase and the
+// pods running. A kubeflow.org job's phase is its condition that is True among Succeeded, Failed,
+// Running and Created (in that order); its running pods the sum of replicaStatuses' active,
+// which Trainyard counts as the pods in phase Running.
+func sampleOf(obj client.Object) (jobSample, bool) {
+	switch j := obj.(type) {
+	case *batch.PyTorchTrainingJob:
+		return jobSample{phase: j.Status.Phase, running: j.Status.Aggregate.Running,
+			backoff: j.Status.BackoffCount, disruptions: j.Status.DisruptionCount, restart: j.Status.GangRestarts}, true
+	case *kubeflowv1.PyTorchJob:
+		s := jobSample{backoff: j.Status.BackoffCount, disruptions: j.Status.DisruptionCount, restart: j.Status.GangRestarts}
+		for _, rs := range j.Status.ReplicaStatuses {
+			if rs != nil {
+				s.running += rs.Active
+			}
+		}
+		for _, c := range []struct {
+			condition kubeflowv1.JobConditionType
+			phase     batch.JobPhase
+		}{{kubeflowv1.JobSucceeded, batch.JobSucceeded}, {kubeflowv1.JobFailed, batch.JobFailed}, {kubeflowv1.JobRunning, batch.JobRunning}, {kubeflowv1.JobCreated, batch.JobPending}} {
+			if kubeflowConditionTrue(j.Status.Conditions, c.condition) {
+				s.phase = c.phase
+				break
+			}
+		}
+		return s, true
+	}
+	return jobSample{}, false
+}
+
+func kubeflowConditionTrue(conditions []kubeflowv1.JobCondition, t kubeflowv1.JobConditionType) bool {
+	for _, c := range conditions {
+		if c.Type == t {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
 // watchJobsAndPods starts informers on the namespace's PyTorchTrainingJobs and on their pods
 // (label tensorstack.dev/owner-kind=PyTorchTrainingJob), feeding t, and waits for them to sync.
 // Cancelling ctx stops them.
@@ -169,5 +227,19 @@ func watchJobsAndPods(ctx context.Context, conn localrun.Connection, namespace s
 	return conn.Watch(ctx, namespace,
 		localrun.Observer{Object: &corev1.Pod{}, Selector: podSelector, Observe: t.observePod},
 		localrun.Observer{Object: &batch.PyTorchTrainingJob{}, Observe: t.observeJob},
+	)
+}
+
+// watchBothAPIs starts informers on the namespace's jobs of both APIs and on the pods that carry
+// t's group label (the operator's pods, or the floor's), feeding t, and waits for them to sync.
+func watchBothAPIs(ctx context.Context, conn localrun.Connection, namespace string, t *tracker) error {
+	grouped, err := labels.NewRequirement(t.groupLabel, selection.Exists, nil)
+	if err != nil {
+		return err
+	}
+	return conn.Watch(ctx, namespace,
+		localrun.Observer{Object: &corev1.Pod{}, Selector: labels.NewSelector().Add(*grouped), Observe: t.observePod},
+		localrun.Observer{Object: &batch.PyTorchTrainingJob{}, Observe: t.observeJob},
+		localrun.Observer{Object: &kubeflowv1.PyTorchJob{}, Observe: t.observeJob},
 	)
 }

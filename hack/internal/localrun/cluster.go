@@ -28,7 +28,10 @@ type Cluster struct {
 	Dir   string // DEVCLUSTER_DIR
 	Name  string // CLUSTER
 	Nodes int    // NODES
-	Log   Logf
+	// NodePods and NodeGPUs are the pods and nvidia.com/gpu each node advertises (NODE_PODS,
+	// NODE_GPUS); 0 keeps hack/cluster.sh's defaults.
+	NodePods, NodeGPUs int
+	Log                Logf
 }
 
 // Kubeconfig is the cluster's kubeconfig file.
@@ -48,7 +51,14 @@ func (c Cluster) DownCommand() string {
 }
 
 func (c Cluster) env() []string {
-	return append(os.Environ(), "DEVCLUSTER_DIR="+c.Dir, "CLUSTER="+c.Name, "NODES="+strconv.Itoa(c.Nodes))
+	env := append(os.Environ(), "DEVCLUSTER_DIR="+c.Dir, "CLUSTER="+c.Name, "NODES="+strconv.Itoa(c.Nodes))
+	if c.NodePods > 0 {
+		env = append(env, "NODE_PODS="+strconv.Itoa(c.NodePods))
+	}
+	if c.NodeGPUs > 0 {
+		env = append(env, "NODE_GPUS="+strconv.Itoa(c.NodeGPUs))
+	}
+	return env
 }
 
 // Up starts the cluster (a no-op if one of that name is already up and healthy, e.g. kept by an
@@ -100,8 +110,8 @@ func (c Cluster) script(ctx context.Context, verb string) error {
 }
 
 // InstallCRDs installs Trainyard's CRDs as `make install` does, and with kubeflow also the
-// kubeflow.org CRDs of the opt-in overlay (its RBAC aside: the operator runs as the cluster's
-// admin), then waits until every CRD is served.
+// kubeflow.org CRDs of the opt-in overlay (its RBAC comes with OperatorIdentity, for a caller that
+// runs the operator under a ServiceAccount), then waits until every CRD is served.
 func (c Cluster) InstallCRDs(ctx context.Context, kubeflow bool) error {
 	c.Log("installing the CRDs")
 	if err := c.Kubectl(ctx, "apply", "--server-side", "--force-conflicts", "-k", filepath.Join(c.Repo, "kustomize", "crd")); err != nil {

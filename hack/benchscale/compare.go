@@ -1,0 +1,488 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
+	"github.com/trainyard/trainyard/hack/internal/localrun"
+)
+
+// comparison plays the sizes scenario: the floor at every size, then, for each API, every size
+// against a fresh operator process.
+type comparison struct {
+	o      options
+	repo   string
+	conn   localrun.Connection // the bench's own (admin) client: creates jobs, watches
+	id     localrun.Identity   // the operator's and the floor's ServiceAccount
+	flow   localrun.Flow       // how APF classifies the identity's requests
+	runID  string              // suffix of the run's namespaces
+	floors []floorResult
+	sizes  []sizeResult
+	notes  []string
+}
+
+// sizeResult is what one API's operator did at one size.
+type sizeResult struct {
+	api  api
+	size size
+	ns   string
+	// created is the first create call; started the end of the start phase (every job Running
+	// with all its pods, settled, or a master's exit); end when every job and pod was gone.
+	created, started, end time.Time
+	// allPodsExist: first create → the last pod first seen. everyJobRunning: → the last job's
+	// status first seen Running. statusAllRunning: → the last job's status first counting all its
+	// pods running. allPodsRunning: → the last pod first seen Running.
+	allPodsExist, everyJobRunning, statusAllRunning, allPodsRunning figure
+	// completion, per burst job: its status first seen Succeeded − its master first seen Succeeded.
+	completion spread
+	// cpu is the operator's CPU seconds from the first create to the end; cpuStart those of the
+	// start phase.
+	cpu, cpuStart float64
+	cpuOK         bool
+	// rssRunningKB is VmRSS at the start phase's end; hwmKB VmHWM at the end (a fresh operator
+	// per size: the size's peak).
+	rssRunningKB, hwmKB int64
+	// rest409, rest429: rest_client_requests_total answered 409 and 429, on the operator's
+	// /metrics, over the size (restOK: both readings worked).
+	rest409, rest429 float64
+	restOK           bool
+	// apfRejected: apiserver_flowcontrol_rejected_requests_total of the identity's priority
+	// level over the size (apfOK: both readings worked).
+	apfRejected float64
+	apfOK       bool
+	operatorCmd string
+	broke       string // why the size did not finish
+}
+
+// windowName names a size's audit window ("" for the whole size, "start" for the start phase).
+func (r sizeResult) windowName(phase string) string {
+	name := fmt.Sprintf("%s %s", r.api, r.size)
+	if phase != "" {
+		name += " " + phase
+	}
+	return name
+}
+
+// run plays the floor and then every API at every size; a size that breaks is reported and the
+// run goes on with the next API (the operator may be wedged), or stops if ctx ended.
+func (c *comparison) run(ctx context.Context) error {
+	var errs []error
+	if c.o.floor {
+		if err := c.runFloor(ctx); err != nil {
+			errs = append(errs, err)
+			if ctx.Err() != nil {
+				return errors.Join(errs...)
+			}
+		}
+	}
+	for _, a := range c.o.apis {
+		if err := c.runAPI(ctx, a); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", a, err))
+			if ctx.Err() != nil {
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// runAPI plays every size with one API, each against a fresh operator, in a namespace of the
+// API's own.
+func (c *comparison) runAPI(ctx context.Context, a api) error {
+	ns, err := c.namespace(ctx, string(a))
+	if err != nil {
+		return err
+	}
+	t := newTracker()
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := watchBothAPIs(wctx, c.conn, ns, t); err != nil {
+		return err
+	}
+	for _, s := range c.o.sizes {
+		r := sizeResult{api: a, size: s, ns: ns}
+		err := c.playSize(ctx, t, &r)
+		if err != nil {
+			r.broke = err.Error()
+		}
+		c.sizes = append(c.sizes, r)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s, err)
+		}
+	}
+	return nil
+}
+
+// playSize starts an operator, creates the size's jobs, waits for them to run (and, for a burst,
+// to succeed), deletes them and waits until they and their pods are gone, measuring as it goes.
+func (c *comparison) playSize(ctx context.Context, t *tracker, r *sizeResult) error {
+	s := r.size
+	logf("%s %s: starting a fresh operator", r.api, s)
+	op, err := localrun.StartOperator(ctx, localrun.OperatorConfig{
+		Bin:        localrun.InRepo(c.repo, c.o.operatorBin),
+		Kubeconfig: c.id.Kubeconfig,
+		LogPath:    filepath.Join(c.o.dir, fmt.Sprintf("operator-%s-%s.log", r.api, s)),
+		ExtraFlags: c.o.operatorFlags,
+		Log:        logf,
+	})
+	if err != nil {
+		return err
+	}
+	defer op.Stop() // a no-op once stopped below
+	r.operatorCmd = "bin/trainyard " + fmt.Sprint(op.Args)
+	// Its caches synced and nothing to do: a moment for the start-up garbage to settle.
+	if err := localrun.Sleep(ctx, time.Until(op.ReadyAt.Add(2*time.Second))); err != nil {
+		return err
+	}
+	b := &bench{o: c.o, op: op, res: &results{}, kube: c.conn.Kube, ns: r.ns, t: t}
+	before := c.readCounters(ctx, op)
+	t.reset()
+
+	names := make([]string, s.jobs)
+	for i := range names {
+		names[i] = s.jobName(i)
+	}
+	logf("%s %s: creating %d jobs of 1 master + %d workers", r.api, s, s.jobs, s.workers())
+	r.created = time.Now()
+	err = parallel(ctx, c.o.scale.createWorkers, names, func(ctx context.Context, name string) error {
+		t.expectJob(name, int32(s.podsPerJob))
+		if err := c.conn.Kube.Create(ctx, jobOf(r.api, r.ns, name, s, c.o.masterRun)); err != nil {
+			return fmt.Errorf("creating job %s: %w", name, err)
+		}
+		return nil
+	})
+	if err == nil {
+		err = c.waitStarted(ctx, b, r, names)
+	}
+	r.started = time.Now()
+	r.rssRunningKB, _ = op.RSS("VmRSS")
+	mid := c.readCounters(ctx, op)
+	r.cpuStart = mid.cpu - before.cpu
+	c.figures(t, r, names)
+	if err == nil && s.burst() {
+		err = c.waitCompleted(ctx, b, r)
+		c.figures(t, r, names)
+	}
+	// Cleaned up even after a failure, so that the next API starts on an empty cluster.
+	derr := c.deleteAll(ctx, b, r, names)
+	r.end = time.Now()
+	after := c.readCounters(ctx, op)
+	r.hwmKB, _ = op.RSS("VmHWM")
+	r.cpu, r.cpuOK = after.cpu-before.cpu, before.cpuOK && after.cpuOK
+	r.rest409, r.rest429, r.restOK = after.rest409-before.rest409, after.rest429-before.rest429, before.restOK && after.restOK
+	r.apfRejected, r.apfOK = after.apfRejected-before.apfRejected, before.apfOK && after.apfOK
+	if serr := op.Stop(); serr != nil {
+		c.notes = append(c.notes, fmt.Sprintf("%s %s: operator stop: %v", r.api, s, serr))
+	}
+	return errors.Join(err, derr)
+}
+
+// waitStarted waits until every job's status has shown it Running, and all its pods running,
+// and every pod has been seen Running; then for the status to settle, unless a burst master has
+// already exited (the completion phase has begun).
+func (c *comparison) waitStarted(ctx context.Context, b *bench, r *sizeResult, names []string) error {
+	timeout := c.o.phaseTimeout + time.Duration(r.size.pods())*60*time.Millisecond
+	return b.waitFor(ctx, fmt.Sprintf("%s %s: every job Running with all its pods running", r.api, r.size), timeout, func() (bool, string) {
+		done, masterEnded := true, false
+		b.t.view(func(pods map[string]*podRecord, jobs map[string]*jobRecord) {
+			running := map[string]int{}
+			for _, p := range pods {
+				if !p.running.IsZero() {
+					running[p.job]++
+				}
+				if p.replicaType == batch.PyTorchReplicaMaster && !p.terminated.IsZero() {
+					masterEnded = true
+				}
+			}
+			for _, n := range names {
+				j := jobs[n]
+				if j.phaseSeen[batch.JobRunning].IsZero() || j.allRunning.IsZero() || running[n] < int(j.desired) {
+					done = false
+				}
+			}
+		})
+		switch {
+		case !done:
+			return false, sizeProgress(b.t)
+		case masterEnded:
+			return true, ""
+		}
+		return b.t.quietFor() >= c.o.settle, "settling"
+	})
+}
+
+// waitCompleted waits until every burst job has Succeeded (its master exits 0) and the operator
+// has cleaned up its pods still running, and the status has settled.
+func (c *comparison) waitCompleted(ctx context.Context, b *bench, r *sizeResult) error {
+	logf("%s %s: waiting for the masters to exit 0 (run-duration %s) and the jobs to succeed", r.api, r.size, c.o.masterRun)
+	return b.waitFor(ctx, fmt.Sprintf("%s %s: every job Succeeded, its unfinished pods gone, settled", r.api, r.size), c.o.masterRun+c.o.phaseTimeout, func() (bool, string) {
+		done := true
+		b.t.view(func(pods map[string]*podRecord, jobs map[string]*jobRecord) {
+			for _, j := range jobs {
+				if j.phase != batch.JobSucceeded {
+					done = false
+				}
+			}
+			for _, p := range pods {
+				if p.unfinished() {
+					done = false
+				}
+			}
+		})
+		if !done {
+			return false, sizeProgress(b.t)
+		}
+		return b.t.quietFor() >= c.o.settle, "settling"
+	})
+}
+
+// sizeProgress summarises the tracker's jobs and pods (those of one size: see reset).
+func sizeProgress(t *tracker) string {
+	var seen, running, ended, want, allRunning int
+	phases := map[batch.JobPhase]int{}
+	t.view(func(pods map[string]*podRecord, jobs map[string]*jobRecord) {
+		for _, j := range jobs {
+			want += int(j.desired)
+			phases[j.phase]++
+			if !j.allRunning.IsZero() {
+				allRunning++
+			}
+		}
+		for _, p := range pods {
+			switch {
+			case !p.exists():
+			case p.unfinished() && p.phase == corev1.PodRunning:
+				seen++
+				running++
+			case !p.unfinished():
+				seen++
+				ended++
+			default:
+				seen++
+			}
+		}
+	})
+	return fmt.Sprintf("pods (want %d): %d exist, %d running, %d ended; jobs Running %d, Succeeded %d, status counting all pods running %d",
+		want, seen, running, ended, phases[batch.JobRunning], phases[batch.JobSucceeded], allRunning)
+}
+
+// deleteAll deletes the size's jobs, waits until they are gone, then deletes what is left of their
+// pods itself (with no grace period: the garbage collector would take minutes over 5,000) and
+// waits until those are gone too.
+func (c *comparison) deleteAll(ctx context.Context, b *bench, r *sizeResult, names []string) error {
+	logf("%s %s: deleting the jobs and their pods", r.api, r.size)
+	err := parallel(ctx, c.o.scale.createWorkers, names, func(ctx context.Context, name string) error {
+		err := c.conn.Kube.Delete(ctx, jobOf(r.api, r.ns, name, r.size, 0), client.PropagationPolicy(metav1.DeletePropagationBackground))
+		return client.IgnoreNotFound(err)
+	})
+	if err != nil {
+		return err
+	}
+	timeout := c.o.phaseTimeout + time.Duration(r.size.pods())*20*time.Millisecond
+	if err := b.waitFor(ctx, "the jobs gone", timeout, func() (bool, string) {
+		left := 0
+		b.t.view(func(_ map[string]*podRecord, jobs map[string]*jobRecord) {
+			for _, n := range names {
+				if j := jobs[n]; j != nil && j.gone.IsZero() {
+					left++
+				}
+			}
+		})
+		return left == 0, fmt.Sprintf("%d jobs left", left)
+	}); err != nil {
+		return err
+	}
+	return deletePods(ctx, b, r.ns, timeout)
+}
+
+// deletePods deletes the pods the tracker knows to exist, one request each with no grace period
+// (64 at a time), and waits until the bench's watch has seen them all go. Note: one
+// deletecollection of 5,000 pods outlasts the API server's 60 s request timeout.
+func deletePods(ctx context.Context, b *bench, ns string, timeout time.Duration) error {
+	var names []string
+	b.t.view(func(pods map[string]*podRecord, _ map[string]*jobRecord) {
+		for name, p := range pods {
+			if p.exists() {
+				names = append(names, name)
+			}
+		}
+	})
+	err := parallel(ctx, 64, names, func(ctx context.Context, name string) error {
+		err := b.kube.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}, client.GracePeriodSeconds(0))
+		return client.IgnoreNotFound(err)
+	})
+	if err != nil {
+		return fmt.Errorf("deleting the pods: %w", err)
+	}
+	return b.waitFor(ctx, "the pods gone", timeout, func() (bool, string) {
+		left := 0
+		b.t.view(func(pods map[string]*podRecord, _ map[string]*jobRecord) {
+			for _, p := range pods {
+				if p.exists() {
+					left++
+				}
+			}
+		})
+		return left == 0, fmt.Sprintf("%d pods left", left)
+	})
+}
+
+// figures reads the size's time figures from the watches' records.
+func (c *comparison) figures(t *tracker, r *sizeResult, names []string) {
+	want := r.size.pods()
+	var lastSeen, lastRunning, lastJobRunning, lastAllRunning time.Time
+	seen, running, jobsRunning, jobsAllRunning := 0, 0, 0, 0
+	var completion []time.Duration
+	t.view(func(pods map[string]*podRecord, jobs map[string]*jobRecord) {
+		for _, p := range pods {
+			if !slices.Contains(names, p.job) {
+				continue
+			}
+			seen++
+			lastSeen = later(lastSeen, p.seen)
+			if !p.running.IsZero() {
+				running++
+				lastRunning = later(lastRunning, p.running)
+			}
+		}
+		for _, n := range names {
+			j := jobs[n]
+			if j == nil {
+				continue
+			}
+			if at := j.phaseSeen[batch.JobRunning]; !at.IsZero() {
+				jobsRunning++
+				lastJobRunning = later(lastJobRunning, at)
+			}
+			if !j.allRunning.IsZero() {
+				jobsAllRunning++
+				lastAllRunning = later(lastAllRunning, j.allRunning)
+			}
+		}
+	})
+	if r.size.burst() {
+		for _, jp := range (&bench{t: t}).collect(names) {
+			if master, ok := jp.masterSucceeded(); ok {
+				if at := jp.job.phaseSeen[batch.JobSucceeded]; !at.IsZero() {
+					completion = append(completion, at.Sub(master))
+				}
+			}
+		}
+	}
+	since := func(at time.Time, n, of int, what string) figure {
+		if n < of {
+			return missing("%d of %d %s", n, of, what)
+		}
+		return measured(at.Sub(r.created))
+	}
+	r.allPodsExist = since(lastSeen, seen, want, "pods seen")
+	r.allPodsRunning = since(lastRunning, running, want, "pods seen Running")
+	r.everyJobRunning = since(lastJobRunning, jobsRunning, len(names), "jobs seen Running")
+	r.statusAllRunning = since(lastAllRunning, jobsAllRunning, len(names), "jobs' status counting all pods running")
+	r.completion = spreadOf(completion, len(names))
+}
+
+// counters are the cumulative readings a size's figures are differences of.
+type counters struct {
+	cpu              float64
+	cpuOK            bool
+	rest409, rest429 float64
+	restOK           bool
+	apfRejected      float64
+	apfOK            bool
+}
+
+func (c *comparison) readCounters(ctx context.Context, op *localrun.Operator) counters {
+	var k counters
+	var err error
+	k.cpu, err = op.CPUSeconds()
+	k.cpuOK = err == nil
+	var err409, err429 error
+	k.rest409, err409 = op.MetricSum(ctx, "rest_client_requests_total", map[string]string{"code": "409"})
+	k.rest429, err429 = op.MetricSum(ctx, "rest_client_requests_total", map[string]string{"code": "429"})
+	k.restOK = err409 == nil && err429 == nil
+	k.apfRejected, k.apfOK = c.apfRejected(ctx)
+	return k
+}
+
+// apfRejected is the API server's count of requests APF rejected at the identity's priority level.
+func (c *comparison) apfRejected(ctx context.Context) (float64, bool) {
+	if c.flow.PriorityLevel == "" {
+		return 0, false
+	}
+	v, err := localrun.APIServerMetricSum(ctx, c.conn.Config, "apiserver_flowcontrol_rejected_requests_total",
+		map[string]string{"priority_level": c.flow.PriorityLevel})
+	return v, err == nil
+}
+
+// namespace creates a fresh namespace of the run.
+func (c *comparison) namespace(ctx context.Context, what string) (string, error) {
+	ns := fmt.Sprintf("bench-%s-%s", c.runID, what)
+	obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{localrun.ManagedByLabel: "benchscale"}}}
+	if err := c.conn.Kube.Create(ctx, obj); err != nil {
+		return "", fmt.Errorf("creating namespace %s: %w", ns, err)
+	}
+	// Pods are refused until the namespace's default ServiceAccount exists.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := c.conn.Kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "default"}, &corev1.ServiceAccount{})
+		if err == nil {
+			return ns, nil
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("no default ServiceAccount in %s after a minute: %w", ns, err)
+		}
+		if err := localrun.Sleep(ctx, 100*time.Millisecond); err != nil {
+			return "", err
+		}
+	}
+}
+
+// jobOf is job name of the size in API a: 1 master and the workers, restartPolicy OnFailure, one
+// GPU per pod; a burst's master exits 0 after masterRun.
+func jobOf(a api, ns, name string, s size, masterRun time.Duration) client.Object {
+	var masterAnnotations map[string]string
+	if s.burst() && masterRun > 0 {
+		masterAnnotations = map[string]string{simRunDuration: masterRun.String(), simExitCode: "0"}
+	}
+	master, worker := gpuPodTemplate(masterAnnotations), gpuPodTemplate(nil)
+	meta := metav1.ObjectMeta{Namespace: ns, Name: name}
+	if a == apiKubeflow {
+		specs := map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec{
+			kubeflowv1.ReplicaTypeMaster: {Replicas: ptrTo[int32](1), Template: master, RestartPolicy: kubeflowv1.RestartPolicyOnFailure},
+		}
+		if s.workers() > 0 {
+			specs[kubeflowv1.ReplicaTypeWorker] = &kubeflowv1.ReplicaSpec{Replicas: ptrTo(int32(s.workers())), Template: worker, RestartPolicy: kubeflowv1.RestartPolicyOnFailure}
+		}
+		return &kubeflowv1.PyTorchJob{ObjectMeta: meta, Spec: kubeflowv1.PyTorchJobSpec{PyTorchReplicaSpecs: specs}}
+	}
+	specs := []batch.PyTorchReplicaSpec{
+		{Type: batch.PyTorchReplicaMaster, ReplicaTemplate: batch.ReplicaTemplate{Replicas: ptrTo[int32](1), Template: master, RestartPolicy: batch.RestartPolicyOnFailure}},
+	}
+	if s.workers() > 0 {
+		specs = append(specs, batch.PyTorchReplicaSpec{Type: batch.PyTorchReplicaWorker,
+			ReplicaTemplate: batch.ReplicaTemplate{Replicas: ptrTo(int32(s.workers())), Template: worker, RestartPolicy: batch.RestartPolicyOnFailure}})
+	}
+	return &batch.PyTorchTrainingJob{ObjectMeta: meta, Spec: batch.PyTorchTrainingJobSpec{ReplicaSpecs: specs}}
+}
+
+// gpuPodTemplate is podTemplate with one nvidia.com/gpu (its limit; the API server makes the
+// request equal), as issue 19's manifests ask.
+func gpuPodTemplate(annotations map[string]string) corev1.PodTemplateSpec {
+	t := podTemplate(annotations)
+	t.Spec.Containers[0].Resources.Limits = corev1.ResourceList{gpuResource: resource.MustParse("1")}
+	return t
+}
+
+const gpuResource corev1.ResourceName = "nvidia.com/gpu"

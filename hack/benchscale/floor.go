@@ -1,0 +1,167 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// The floor: the pods a size's jobs would have (the same count, resources and simulation
+// annotations) created straight by a bare client, with no operator, so that the operator's time
+// to every job Running reads against what the cluster itself takes.
+
+// Labels of the floor's pods. Note: they carry none of the operator's labels (it watches only
+// pods with tensorstack.dev/owner-kind) and no owner, so no operator ever acts on them.
+const (
+	// floorGroupLabel names the "job" a floor pod stands for; a group is Running once all its
+	// pods run.
+	floorGroupLabel = "bench.trainyard.dev/floor-group"
+	// floorRoleLabel is master or worker.
+	floorRoleLabel = "bench.trainyard.dev/floor-role"
+	// floorAgent is the floor client's user agent (the audit log tells its requests apart by it).
+	floorAgent = "benchscale-floor"
+)
+
+// floorResult is what the floor took at one size.
+type floorResult struct {
+	size    size
+	created time.Time
+	// allPodsExist: the first create call → the last pod first seen; allRunning: → the last pod
+	// first seen Running, which is also when the last group had all its pods running.
+	allPodsExist, allRunning figure
+	end                      time.Time // every pod gone
+	apfRejected              float64
+	apfOK                    bool
+	broke                    string
+}
+
+func (f floorResult) windowName() string { return "floor " + f.size.String() }
+
+// runFloor plays every size with the bare client, in a namespace of its own.
+func (c *comparison) runFloor(ctx context.Context) error {
+	ns, err := c.namespace(ctx, "floor")
+	if err != nil {
+		return err
+	}
+	cfg := rest.CopyConfig(c.id.Config)
+	// Note: a negative QPS turns client-go's rate limiter off; the ServiceAccount token keeps the
+	// floor's requests in the operator's APF flow.
+	cfg.QPS, cfg.Burst, cfg.UserAgent = -1, 0, floorAgent
+	kube, err := client.New(cfg, client.Options{Scheme: c.conn.Scheme})
+	if err != nil {
+		return err
+	}
+	t := newTrackerOf(floorGroupLabel, floorRoleLabel)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := watchBothAPIs(wctx, c.conn, ns, t); err != nil {
+		return err
+	}
+	b := &bench{o: c.o, res: &results{}, kube: c.conn.Kube, ns: ns, t: t}
+	for _, s := range c.o.sizes {
+		f := floorResult{size: s}
+		err := c.floorSize(ctx, b, kube, &f)
+		if err != nil {
+			f.broke = err.Error()
+		}
+		c.floors = append(c.floors, f)
+		if err != nil {
+			return fmt.Errorf("floor %s: %w", s, err)
+		}
+	}
+	return nil
+}
+
+// floorSize creates the size's pods with --floor-concurrency goroutines, waits until every one
+// runs, then deletes them and waits until they are gone.
+func (c *comparison) floorSize(ctx context.Context, b *bench, kube client.Client, f *floorResult) error {
+	s := f.size
+	b.t.reset()
+	names := make([]string, 0, s.pods())
+	for g := range s.jobs {
+		for i := range s.podsPerJob {
+			names = append(names, fmt.Sprintf("f%s-%d", s.jobName(g)[1:], i))
+		}
+	}
+	rejected, okBefore := c.apfRejected(ctx)
+	logf("floor %s: creating %d pods, %d at a time, no client rate limit", s, len(names), c.o.floorConcurrency)
+	f.created = time.Now()
+	err := parallel(ctx, c.o.floorConcurrency, names, func(ctx context.Context, name string) error {
+		if err := kube.Create(ctx, floorPod(b.ns, name, s, c.o.masterRun)); err != nil {
+			return fmt.Errorf("creating pod %s: %w", name, err)
+		}
+		return nil
+	})
+	if err == nil {
+		timeout := c.o.phaseTimeout + time.Duration(s.pods())*60*time.Millisecond
+		err = b.waitFor(ctx, fmt.Sprintf("floor %s: every pod Running", s), timeout, func() (bool, string) {
+			seen, running := floorCounts(b.t)
+			return running >= len(names), fmt.Sprintf("%d of %d pods exist, %d running", seen, len(names), running)
+		})
+	}
+	var lastSeen, lastRunning time.Time
+	b.t.view(func(pods map[string]*podRecord, _ map[string]*jobRecord) {
+		for _, p := range pods {
+			lastSeen = later(lastSeen, p.seen)
+			lastRunning = later(lastRunning, p.running)
+		}
+	})
+	seen, running := floorCounts(b.t)
+	f.allPodsExist, f.allRunning = missing("%d of %d pods seen", seen, len(names)), missing("%d of %d pods seen Running", running, len(names))
+	if seen >= len(names) {
+		f.allPodsExist = measured(lastSeen.Sub(f.created))
+	}
+	if running >= len(names) {
+		f.allRunning = measured(lastRunning.Sub(f.created))
+	}
+	derr := deletePods(ctx, b, b.ns, c.o.phaseTimeout+time.Duration(s.pods())*20*time.Millisecond)
+	f.end = time.Now()
+	after, okAfter := c.apfRejected(ctx)
+	f.apfRejected, f.apfOK = after-rejected, okBefore && okAfter
+	return errors.Join(err, derr)
+}
+
+// floorCounts: the pods that exist, and those of them seen Running.
+func floorCounts(t *tracker) (seen, running int) {
+	t.view(func(pods map[string]*podRecord, _ map[string]*jobRecord) {
+		for _, p := range pods {
+			if !p.exists() {
+				continue
+			}
+			seen++
+			if !p.running.IsZero() {
+				running++
+			}
+		}
+	})
+	return seen, running
+}
+
+// floorPod is a pod of the shape the operator would create for the size: the job's pod template
+// (one GPU, the tiny requests), the burst master's simulation annotations, restartPolicy Never as
+// the operator writes on every pod (it restarts replicas itself). name is <group>-<index>.
+func floorPod(ns, name string, s size, masterRun time.Duration) *corev1.Pod {
+	i := strings.LastIndexByte(name, '-')
+	group, index := name[:i], name[i+1:]
+	role, annotations := "worker", map[string]string(nil)
+	if index == "0" {
+		role = "master"
+		if s.burst() && masterRun > 0 {
+			annotations = map[string]string{simRunDuration: masterRun.String(), simExitCode: "0"}
+		}
+	}
+	t := gpuPodTemplate(annotations)
+	t.Spec.RestartPolicy = corev1.RestartPolicyNever
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: t.Annotations,
+			Labels: map[string]string{floorGroupLabel: group, floorRoleLabel: role}},
+		Spec: t.Spec,
+	}
+}

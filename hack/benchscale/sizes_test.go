@@ -1,0 +1,88 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseFlagsSizes(t *testing.T) {
+	cases := map[string]struct {
+		args      []string
+		wantAPIs  []api
+		wantSizes string
+		wantErr   bool
+	}{
+		"the default plays both APIs at issue 19's four sizes": {
+			wantAPIs: []api{apiT9k, apiKubeflow}, wantSizes: "[50x8 1x1000 200x8 1x5000]",
+		},
+		"small scale plays the light sizes": {
+			args: []string{"--scale=small"}, wantAPIs: []api{apiT9k, apiKubeflow}, wantSizes: "[10x4 1x100 20x4 1x300]",
+		},
+		"sizes and APIs given keep their order": {
+			args: []string{"--apis=kubeflow,t9k", "--sizes=1x1000, 50x8"}, wantAPIs: []api{apiKubeflow, apiT9k}, wantSizes: "[1x1000 50x8]",
+		},
+		"an unknown API is refused":                     {args: []string{"--apis=tfjob"}, wantErr: true},
+		"a size without jobs is refused":                {args: []string{"--sizes=x8"}, wantErr: true},
+		"sizes beside the earlier scenarios is refused": {args: []string{"--scenarios=sizes,big"}, wantErr: true},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			o, err := parseFlags(c.args)
+			if (err != nil) != c.wantErr {
+				t.Fatalf("err = %v, want error %v", err, c.wantErr)
+			}
+			if c.wantErr {
+				return
+			}
+			if diff := cmp.Diff(c.wantAPIs, o.apis); diff != "" {
+				t.Errorf("apis (-want +got):\n%s", diff)
+			}
+			if got := fmtSizes(o.sizes); got != c.wantSizes {
+				t.Errorf("sizes = %s, want %s", got, c.wantSizes)
+			}
+		})
+	}
+}
+
+func TestParseFlagsEarlierScenarios(t *testing.T) {
+	o, err := parseFlags([]string{"--scenarios=gang-restart"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"big": true, "gang-restart": true}
+	if diff := cmp.Diff(want, o.scenarios); diff != "" {
+		t.Errorf("scenarios (-want +got):\n%s", diff)
+	}
+}
+
+func TestSizeNames(t *testing.T) {
+	cases := map[string]struct {
+		s                  size
+		wantTitle, wantJob string
+	}{
+		"a burst names its jobs by index":   {size{jobs: 200, podsPerJob: 8}, "200 jobs x 8 (1,600 pods)", "s200x8-007"},
+		"a big job is named after its size": {size{jobs: 1, podsPerJob: 5000}, "1 x 5,000", "s1x5000"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := c.s.title(); got != c.wantTitle {
+				t.Errorf("title = %q, want %q", got, c.wantTitle)
+			}
+			if got := c.s.jobName(7); got != c.wantJob {
+				t.Errorf("jobName(7) = %q, want %q", got, c.wantJob)
+			}
+		})
+	}
+}
+
+func fmtSizes(s []size) string {
+	out := "["
+	for i, x := range s {
+		if i > 0 {
+			out += " "
+		}
+		out += x.String()
+	}
+	return out + "]"
+}

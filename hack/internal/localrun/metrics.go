@@ -1,0 +1,149 @@
+package localrun
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/rest"
+)
+
+// SumSamples adds up the samples of the metric name, in the Prometheus text format, whose labels
+// include every pair of match (e.g. rest_client_requests_total with code="429", over every host
+// and method).
+func SumSamples(r io.Reader, name string, match map[string]string) (float64, error) {
+	s := bufio.NewScanner(r)
+	s.Buffer(make([]byte, 0, 64*1024), 1024*1024)
+	sum := 0.0
+	for s.Scan() {
+		line := s.Text()
+		rest, ok := strings.CutPrefix(line, name)
+		if !ok || rest == "" || (rest[0] != '{' && rest[0] != ' ') {
+			continue // another metric whose name starts with name
+		}
+		labels := ""
+		if rest[0] == '{' {
+			end := strings.LastIndexByte(rest, '}')
+			if end < 0 {
+				continue
+			}
+			labels, rest = rest[1:end], rest[end+1:]
+		}
+		if !labelsMatch(labels, match) {
+			continue
+		}
+		fields := strings.Fields(rest)
+		if len(fields) == 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(fields[0], 64)
+		if err != nil {
+			return 0, fmt.Errorf("%q: %w", line, err)
+		}
+		sum += v
+	}
+	return sum, s.Err()
+}
+
+// labelsMatch: the label set (`a="x",b="y"`) has every pair of match. Label values with commas or
+// escaped quotes are not expected among the metrics read here.
+func labelsMatch(labels string, match map[string]string) bool {
+	n := 0
+	for _, pair := range strings.Split(labels, ",") {
+		k, v, ok := strings.Cut(pair, "=")
+		if !ok {
+			continue
+		}
+		if want, ok := match[strings.TrimSpace(k)]; ok && strings.Trim(v, `"`) == want {
+			n++
+		}
+	}
+	return n == len(match)
+}
+
+// MetricSum reads the operator's metrics endpoint and sums the samples of name matching match.
+func (op *Operator) MetricSum(ctx context.Context, name string, match map[string]string) (float64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+op.MetricsAddr+"/metrics", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	return SumSamples(resp.Body, name, match)
+}
+
+// APIServerMetricSum reads the API server's /metrics with cfg (an identity allowed to) and sums
+// the samples of name matching match: e.g. apiserver_flowcontrol_rejected_requests_total of one
+// priority level.
+func APIServerMetricSum(ctx context.Context, cfg *rest.Config, name string, match map[string]string) (float64, error) {
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return 0, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cfg.Host+"/metrics", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("GET /metrics: %s", resp.Status)
+	}
+	return SumSamples(resp.Body, name, match)
+}
+
+// CPUSeconds is the CPU time the operator has used so far, user and system
+// (/proc/<pid>/stat utime + stime).
+func (op *Operator) CPUSeconds() (float64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", op.PID))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces: the fields that follow start after its ')'.
+	i := strings.LastIndexByte(string(data), ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no ')'", op.PID)
+	}
+	fields := strings.Fields(string(data[i+1:]))
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields after the name", op.PID, len(fields))
+	}
+	// fields[0] is field 3 (state): utime is field 14, stime field 15.
+	utime, err1 := strconv.ParseUint(fields[11], 10, 64)
+	stime, err2 := strconv.ParseUint(fields[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: utime %q, stime %q", op.PID, fields[11], fields[12])
+	}
+	return float64(utime+stime) / clockTicks(), nil
+}
+
+var clockTicksOnce = sync.OnceValue(func() float64 {
+	out, err := exec.Command("getconf", "CLK_TCK").Output()
+	if err == nil {
+		if v, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64); err == nil && v > 0 {
+			return v
+		}
+	}
+	return 100 // USER_HZ on every Linux this runs on
+})
+
+// clockTicks is the unit of /proc's CPU times, per second.
+func clockTicks() float64 { return clockTicksOnce() }
