@@ -57,6 +57,10 @@ type sizeResult struct {
 	// /metrics, over the size (restOK: both readings worked).
 	rest409, rest429 float64
 	restOK           bool
+	// gateCuts: how often the operator's write gate halved its bound (trainyard_write_gate_cuts_total;
+	// gateOK: the operator exports it).
+	gateCuts float64
+	gateOK   bool
 	// apfRejected: apiserver_flowcontrol_rejected_requests_total of the identity's priority
 	// level over the size (apfOK: both readings worked).
 	apfRejected float64
@@ -181,6 +185,7 @@ func (c *comparison) playSize(ctx context.Context, t *tracker, r *sizeResult) er
 	r.hwmKB, _ = op.RSS("VmHWM")
 	r.cpu, r.cpuOK = after.cpu-before.cpu, before.cpuOK && after.cpuOK
 	r.rest409, r.rest429, r.restOK = after.rest409-before.rest409, after.rest429-before.rest429, before.restOK && after.restOK
+	r.gateCuts, r.gateOK = after.gateCuts-before.gateCuts, before.gateOK && after.gateOK
 	r.apfRejected, r.apfOK = after.apfRejected-before.apfRejected, before.apfOK && after.apfOK
 	if serr := op.Stop(); serr != nil {
 		c.notes = append(c.notes, fmt.Sprintf("%s %s: operator stop: %v", r.api, s, serr))
@@ -399,6 +404,8 @@ type counters struct {
 	cpuOK            bool
 	rest409, rest429 float64
 	restOK           bool
+	gateCuts         float64
+	gateOK           bool
 	apfRejected      float64
 	apfOK            bool
 }
@@ -412,6 +419,9 @@ func (c *comparison) readCounters(ctx context.Context, op *localrun.Operator) co
 	k.rest409, err409 = op.MetricSum(ctx, "rest_client_requests_total", map[string]string{"code": "409"})
 	k.rest429, err429 = op.MetricSum(ctx, "rest_client_requests_total", map[string]string{"code": "429"})
 	k.restOK = err409 == nil && err429 == nil
+	var errGate error
+	k.gateCuts, errGate = op.MetricSum(ctx, "trainyard_write_gate_cuts_total", nil)
+	k.gateOK = errGate == nil
 	k.apfRejected, k.apfOK = c.apfRejected(ctx)
 	return k
 }

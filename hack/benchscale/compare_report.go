@@ -149,11 +149,11 @@ func (c *comparison) sizeRows(r sizeResult, audit auditSummary) []sizeRow {
 	}
 
 	conflicts := sizeRow{figure: "409s: audit; client metrics", target: "0"}
-	throttled := sizeRow{figure: "429s: audit; client metrics; APF rejections"}
+	throttled := sizeRow{figure: "429s: audit; client metrics; APF rejections; the write gate's cuts"}
 	if okWhole {
 		conflicts.measured = fmt.Sprintf("%d; %s", whole.conflicts, fmtCount(r.rest409, r.restOK))
 		conflicts.met = metBool(true, whole.conflicts == 0 && (!r.restOK || r.rest409 == 0))
-		throttled.measured = fmt.Sprintf("%d; %s; %s", whole.throttled, fmtCount(r.rest429, r.restOK), fmtCount(r.apfRejected, r.apfOK))
+		throttled.measured = fmt.Sprintf("%d; %s; %s; %s", whole.throttled, fmtCount(r.rest429, r.restOK), fmtCount(r.apfRejected, r.apfOK), fmtCount(r.gateCuts, r.gateOK))
 		if peer.conflicts >= 0 {
 			conflicts.peer = fmt.Sprint(peer.conflicts)
 			conflicts.ahead = ahead(whole.conflicts < peer.conflicts, whole.conflicts <= peer.conflicts)
