@@ -35,6 +35,8 @@ type WriteGate struct {
 	mu       sync.Mutex
 	limit    float64
 	inFlight int
+	// cleanUps are the deletions among the writes in flight.
+	cleanUps int
 	waiting  int
 	classes  [numPriorities]ownerQueue
 	lastCut  time.Time
@@ -113,7 +115,8 @@ func (t *gatedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !ok || !isWrite(req.Method) {
 		return t.next.RoundTrip(req)
 	}
-	if err := t.gate.Acquire(req.Context(), owner, priorityOf(req)); err != nil {
+	p := priorityOf(req)
+	if err := t.gate.Acquire(req.Context(), owner, p); err != nil {
 		return nil, err
 	}
 	start := t.gate.now()
@@ -122,7 +125,7 @@ func (t *gatedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp != nil {
 		code = resp.StatusCode
 	}
-	t.gate.Release(code, t.gate.now().Sub(start))
+	t.gate.Release(p, code, t.gate.now().Sub(start))
 	return resp, err
 }
 
@@ -150,6 +153,7 @@ func priorityOf(req *http.Request) Priority {
 type waiter struct {
 	ready   chan struct{}
 	granted bool
+	cleanUp bool
 }
 
 // ownerQueue holds one priority's waiting writes: owners in round-robin order, each with its
@@ -211,8 +215,11 @@ func (q *ownerQueue) remove(owner string, w *waiter) bool {
 // Acquire must be followed by one Release.
 func (g *WriteGate) Acquire(ctx context.Context, owner string, p Priority) error {
 	g.mu.Lock()
-	if g.waiting == 0 && g.inFlight < g.capacity() {
+	if g.waiting == 0 && g.inFlight < g.capacity() && (p != PriorityCleanUp || g.cleanUps < g.cleanUpShare()) {
 		g.inFlight++
+		if p == PriorityCleanUp {
+			g.cleanUps++
+		}
 		g.stats.Granted++
 		g.mu.Unlock()
 		return nil
@@ -220,6 +227,9 @@ func (g *WriteGate) Acquire(ctx context.Context, owner string, p Priority) error
 	w := &waiter{ready: make(chan struct{})}
 	g.classes[p].push(owner, w)
 	g.waiting++
+	// Note: deletions may wait while slots are free (their share is taken); a write of another
+	// priority then goes at once, in its turn.
+	g.grant()
 	g.mu.Unlock()
 	select {
 	case <-w.ready:
@@ -229,7 +239,7 @@ func (g *WriteGate) Acquire(ctx context.Context, owner string, p Priority) error
 		defer g.mu.Unlock()
 		if w.granted {
 			// Granted as the context ended: give the slot to the next write.
-			g.inFlight--
+			g.done(p)
 			g.grant()
 			return ctx.Err()
 		}
@@ -240,12 +250,13 @@ func (g *WriteGate) Acquire(ctx context.Context, owner string, p Priority) error
 	}
 }
 
-// Release ends a write that Acquire let through: code is its HTTP status (0 when no response
-// came), took how long it took. 429s and slow writes cut the limit; prompt answers grow it.
-func (g *WriteGate) Release(code int, took time.Duration) {
+// Release ends a write of priority p that Acquire let through: code is its HTTP status (0 when
+// no response came), took how long it took. 429s and slow writes cut the limit; prompt answers
+// grow it.
+func (g *WriteGate) Release(p Priority, code int, took time.Duration) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.inFlight--
+	g.done(p)
 	throttled := code == http.StatusTooManyRequests
 	slow := g.opts.Slow > 0 && took > g.opts.Slow
 	if throttled {
@@ -267,25 +278,48 @@ func (g *WriteGate) Release(code int, took time.Duration) {
 	g.grant()
 }
 
+// done counts a write of priority p out of those in flight. The caller holds g.mu.
+func (g *WriteGate) done(p Priority) {
+	g.inFlight--
+	if p == PriorityCleanUp {
+		g.cleanUps--
+	}
+}
+
 // capacity is the whole number of writes the limit allows in flight.
 func (g *WriteGate) capacity() int { return int(g.limit) }
 
-// grant lets waiting writes through while the limit allows. The caller holds g.mu.
+// grant lets waiting writes through while the limit allows. Deletions take at most half the
+// limit, so that a status write or a creation arriving behind a clean-up finds a slot as soon as
+// one frees. The caller holds g.mu.
 func (g *WriteGate) grant() {
 	for g.waiting > 0 && g.inFlight < g.capacity() {
 		var w *waiter
 		for p := range g.classes {
+			if Priority(p) == PriorityCleanUp && g.cleanUps >= g.cleanUpShare() {
+				break
+			}
 			if w = g.classes[p].pop(); w != nil {
+				w.cleanUp = Priority(p) == PriorityCleanUp
 				break
 			}
 		}
+		if w == nil {
+			return // only deletions wait, and they have their share
+		}
 		g.waiting--
 		g.inFlight++
+		if w.cleanUp {
+			g.cleanUps++
+		}
 		g.stats.Granted++
 		w.granted = true
 		close(w.ready)
 	}
 }
+
+// cleanUpShare is how many deletions may be in flight: half the limit, at least one.
+func (g *WriteGate) cleanUpShare() int { return max(g.capacity()/2, 1) }
 
 // State reports the gate's limit, the writes in flight and those waiting, and its counters.
 func (g *WriteGate) State() (limit, inFlight, waiting int, stats GateStats) {

@@ -46,7 +46,7 @@ func grantOrder(t *testing.T, g *WriteGate, qs []queued) []string {
 	var got []string
 	left := append([]queued(nil), qs...)
 	for len(left) > 0 {
-		g.Release(http.StatusOK, time.Millisecond)
+		g.Release(PriorityNormal, http.StatusOK, time.Millisecond)
 		idx := -1
 		for deadline := time.Now().Add(5 * time.Second); idx < 0; {
 			for i, q := range left {
@@ -184,7 +184,7 @@ func TestWriteGateLimit(t *testing.T) {
 				if err := g.Acquire(context.Background(), "job", PriorityNormal); err != nil {
 					t.Fatal(err)
 				}
-				g.Release(a.code, a.took)
+				g.Release(PriorityNormal, a.code, a.took)
 			}
 			limit, inFlight, waiting, stats := g.State()
 			stats.Granted = 0
@@ -220,7 +220,7 @@ func TestWriteGateHoldsNoMoreThanItsLimit(t *testing.T) {
 		t.Fatal("a fourth write went through a gate of 3")
 	case <-time.After(20 * time.Millisecond):
 	}
-	g.Release(200, time.Millisecond)
+	g.Release(PriorityNormal, 200, time.Millisecond)
 	if err := <-q.done; err != nil {
 		t.Fatal(err)
 	}
@@ -305,5 +305,32 @@ func TestWriteGateTransport(t *testing.T) {
 				t.Errorf("in flight after the answer: %d, want 0", inFlight)
 			}
 		})
+	}
+}
+
+func TestWriteGateKeepsHalfItsBoundFromDeletions(t *testing.T) {
+	g := NewWriteGate(GateOptions{Max: 4, Min: 1})
+	ctx := context.Background()
+	for range 2 {
+		if err := g.Acquire(ctx, "finished", PriorityCleanUp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	third := enqueue(t, ctx, g, "third deletion", "finished", PriorityCleanUp)
+	// Two slots are free, but not for a third deletion: a status write takes one at once.
+	if err := g.Acquire(ctx, "running", PriorityStatus); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-third.done:
+		t.Fatal("a third deletion went through with half the bound (2 of 4) already deleting")
+	case <-time.After(20 * time.Millisecond):
+	}
+	g.Release(PriorityCleanUp, http.StatusOK, time.Millisecond)
+	if err := <-third.done; err != nil {
+		t.Fatal(err)
+	}
+	if _, inFlight, waiting, _ := g.State(); inFlight != 3 || waiting != 0 {
+		t.Errorf("in flight, waiting = %d, %d; want 3, 0", inFlight, waiting)
 	}
 }

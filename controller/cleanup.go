@@ -126,6 +126,17 @@ func (r *jobReconciler) deleteInBackground(ctx context.Context, job client.Objec
 // Service created a moment ago is not created again (AlreadyExists), one being deleted is not
 // deleted twice.
 func (r *jobReconciler) syncReplicaServices(ctx context.Context, job client.Object, desired []*corev1.Service) error {
+	// Note: a 5,000-pod job has 5,000 Services; listing and comparing them every round was most of
+	// the operator's CPU for such a job (make bench-scale). Once they are in sync they are looked
+	// at again only when the job's generation or the number wanted changes, or one is deleted.
+	want := servicesSync{generation: job.GetGeneration(), desired: len(desired)}
+	uid := job.GetUID()
+	r.mu.Lock()
+	synced := r.memory(uid).servicesInSync
+	r.mu.Unlock()
+	if synced != nil && *synced == want {
+		return nil
+	}
 	// Note: no deep copy of the cache's Services (a 1,000-pod job has as many): they are only read.
 	var list corev1.ServiceList
 	if err := r.client.List(ctx, &list, client.InNamespace(job.GetNamespace()),
@@ -156,6 +167,11 @@ func (r *jobReconciler) syncReplicaServices(ctx context.Context, job client.Obje
 	}
 	r.deleteInBackground(ctx, job, gone)
 	if len(missing) == 0 {
+		if len(gone) == 0 && !r.servicesPending(owner) {
+			r.mu.Lock()
+			r.memory(uid).servicesInSync = &want
+			r.mu.Unlock()
+		}
 		return nil
 	}
 	_, err := r.applier.CreateAll(ctx, missing, r.createParallelism, apply.CreateHooks{
@@ -167,4 +183,25 @@ func (r *jobReconciler) syncReplicaServices(ctx context.Context, job client.Obje
 		return nil
 	}
 	return err
+}
+
+// servicesSync is what a Kubeflow job's per-replica Services were last found in sync with.
+type servicesSync struct {
+	generation int64
+	desired    int
+}
+
+// servicesPending: Services of owner created or deleted that the cache does not show yet.
+func (r *jobReconciler) servicesPending(owner string) bool {
+	c, d := r.svcExp.Pending(owner)
+	return c > 0 || d > 0
+}
+
+// servicesChanged forgets that the Services of job uid were in sync (one was deleted).
+func (r *jobReconciler) servicesChanged(uid types.UID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if m := r.jobs[uid]; m != nil {
+		m.servicesInSync = nil
+	}
 }

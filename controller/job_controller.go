@@ -93,6 +93,9 @@ type jobMemory struct {
 	podGroupGone bool
 	// autoscalerGone: the HPA has been deleted since render stopped wanting it.
 	autoscalerGone bool
+	// servicesInSync: a Kubeflow job's per-replica Services were all there, and none extra, for
+	// this generation and this many desired (see syncReplicaServices).
+	servicesInSync *servicesSync
 	// runningSince is when the job was first found Running while its status did not say so yet.
 	runningSince time.Time
 	// createRefused is the API server's refusal of the job's last pod creation, until pods are

@@ -101,7 +101,7 @@ func setupJobController(mgr ctrl.Manager, s *shared, kind jobKind, o Options) er
 		Named(kind.gvk.Kind).
 		For(kind.newJob(), builder.WithPredicates(jobChanged)).
 		Watches(&corev1.Pod{}, podEvents(kind, o.PodEventCoalesce), builder.WithPredicates(trackDeletions(s.deletions, s.exp, kind), podChanged())).
-		Owns(&corev1.Service{}, builder.WithPredicates(serviceGone(s.svcExp))).
+		Owns(&corev1.Service{}, builder.WithPredicates(serviceGone(s.svcExp, r.servicesChanged))).
 		Owns(&appsv1.Deployment{}).
 		Watches(&corev1.Node{}, jobsOnNode(mgr.GetClient(), kind), builder.WithPredicates(nodeReadyChanged())).
 		WatchesMetadata(&apiextensionsv1.CustomResourceDefinition{}, s.crds.handler(jobRequests(mgr.GetClient(), kind))).
@@ -160,11 +160,13 @@ func trackDeletions(t *deletionTracker, exp *apply.Expectations, kind jobKind) p
 const retryBuffer = 1024
 
 // serviceGone tells the Services' expectations of each Service deleted (it passes every event on):
-// a Service deleted before the cache showed its creation is no longer expected to show.
-func serviceGone(exp *apply.Expectations) predicate.Predicate {
+// a Service deleted before the cache showed its creation is no longer expected to show; and its
+// job's Services are no longer known to be in sync.
+func serviceGone(exp *apply.Expectations, changed func(job types.UID)) predicate.Predicate {
 	return predicate.Funcs{DeleteFunc: func(e event.DeleteEvent) bool {
 		if uid := controllerOf(e.Object); uid != "" {
 			exp.Gone(string(uid), e.Object.GetName(), e.Object.GetUID())
+			changed(uid)
 		}
 		return true
 	}}
