@@ -24,7 +24,7 @@ func cacheOptions() cache.Options {
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
 			&corev1.Pod{}:        {Label: selector, Transform: trimPodTransform},
-			&corev1.Service{}:    {Label: selector},
+			&corev1.Service{}:    {Label: selector, Transform: trimServiceTransform},
 			&appsv1.Deployment{}: {Label: selector, Transform: trimDeploymentTransform},
 			// Every node, but only its Ready condition: a job's pods can be on any of them.
 			&corev1.Node{}: {Transform: trimNodeTransform},
@@ -103,6 +103,17 @@ func waitingOnly(in []corev1.ContainerStatus) []corev1.ContainerStatus {
 		}
 	}
 	return out
+}
+
+// trimServiceTransform keeps a Service's metadata: a Kubeflow job's thousands of per-replica
+// Services are only counted and named, and apply compares the intent annotation.
+func trimServiceTransform(obj any) (any, error) {
+	if s, ok := obj.(*corev1.Service); ok {
+		s.ManagedFields = nil
+		s.Spec = corev1.ServiceSpec{}
+		s.Status = corev1.ServiceStatus{}
+	}
+	return obj, nil
 }
 
 // trimDeploymentTransform keeps a Deployment's metadata and conditions: the TensorBoard's

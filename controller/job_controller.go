@@ -87,6 +87,9 @@ type jobMemory struct {
 	written writtenStatus
 	// warnedGeneration is the generation whose warnings were recorded.
 	warnedGeneration int64
+	// pods is the number of pods the job wants, as of its last round (its pod events' coalescing
+	// window grows with it: coalesceFor).
+	pods int
 	// allCreated: the time from creation to all pods created has been observed.
 	allCreated bool
 	// podGroupGone: the PodGroup has been deleted since render stopped wanting it.
@@ -104,6 +107,16 @@ type jobMemory struct {
 }
 
 // memory is the job's record, created on first use. The caller holds r.mu.
+// podsOf is the number of pods the job of uid wants, as of its last round (0 before its first).
+func (r *jobReconciler) podsOf(uid types.UID) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if m := r.jobs[uid]; m != nil {
+		return m.pods
+	}
+	return 0
+}
+
 func (r *jobReconciler) memory(uid types.UID) *jobMemory {
 	m := r.jobs[uid]
 	if m == nil {
@@ -144,14 +157,15 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	uid := job.GetUID()
 	// The job's writes share the operator's write gate with other jobs' (apply.WriteGate).
 	ctx = apply.WithOwner(ctx, string(uid))
-	r.mu.Lock()
-	r.names[req.NamespacedName] = uid
-	r.mu.Unlock()
 	now := r.now()
 	cached := r.kind.status(job)
 	current := r.currentStatus(job, &cached)
 	model := r.kind.model(job)
 	model.Status = current
+	r.mu.Lock()
+	r.names[req.NamespacedName] = uid
+	r.memory(uid).pods = int(model.PodCount())
+	r.mu.Unlock()
 
 	pods, err := r.ownedPods(ctx, job)
 	if err != nil {

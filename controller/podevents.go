@@ -22,17 +22,31 @@ const outcomePriority = 10
 // podEvents wakes the job that controls a pod. A pod that has just ended (its phase Succeeded or
 // Failed, or a container that terminated) wakes it at once and ahead of other jobs:
 // that is an outcome or a restart, and its latency is what users see. Every other change (a pod
-// created, bound, running, deleted) wakes the job within coalesce: the thousands of events of a
-// big job's start then make one round per coalesce rather than one per event, each round reading
-// all the job's pods. (Pod counts reach the status at most once per --status-batch-interval
-// anyway.)
-func podEvents(kind jobKind, coalesce time.Duration) handler.EventHandler {
-	return podEventHandler{kind: kind, coalesce: coalesce}
+// created, bound, running, deleted) wakes the job within its coalescing window (coalesceFor):
+// the thousands of events of a big job's start then make one round per window rather than one
+// per event, each round reading all the job's pods. (Pod counts reach the status at most once per
+// --status-batch-interval anyway.) podsOf is the job's number of pods, by its UID.
+func podEvents(kind jobKind, coalesce time.Duration, podsOf func(types.UID) int) handler.EventHandler {
+	return podEventHandler{kind: kind, coalesce: coalesce, podsOf: podsOf}
 }
 
 type podEventHandler struct {
 	kind     jobKind
 	coalesce time.Duration
+	podsOf   func(types.UID) int
+}
+
+// podsPerWindow is the number of a job's pods that one coalescing window serves.
+const podsPerWindow = 1000
+
+// coalesceFor is how long a pod change that is not an outcome may wait to wake a job of pods
+// pods: coalesce, and one coalesce more for each further podsPerWindow pods. A round reads,
+// renders and derives over all of a job's pods, so its cost grows with them; a 5,000-pod job's
+// start then makes a round a second instead of five, and a job of up to 1,000 pods is not
+// slowed at all.
+func coalesceFor(coalesce time.Duration, pods int) time.Duration {
+	windows := max(1, (pods+podsPerWindow-1)/podsPerWindow)
+	return time.Duration(windows) * coalesce
 }
 
 type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
@@ -61,9 +75,9 @@ func (h podEventHandler) wake(q queue, obj client.Object, urgent bool) {
 		return
 	}
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}}
-	after := h.coalesce
-	if urgent {
-		after = 0
+	after := time.Duration(0)
+	if !urgent {
+		after = coalesceFor(h.coalesce, h.podsOf(ref.UID))
 	}
 	if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
 		opts := priorityqueue.AddOpts{After: after}

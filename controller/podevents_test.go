@@ -55,6 +55,7 @@ func TestPodEventsWakeAnEndedPodsJobAtOnceAndCoalesceTheRest(t *testing.T) {
 	const coalesce = 200 * time.Millisecond
 	cases := map[string]struct {
 		old, pod *corev1.Pod
+		pods     int // the job's pods (0: not reconciled yet)
 		want     added
 	}{
 		"a pod that starts running waits to be taken with others": {
@@ -73,11 +74,33 @@ func TestPodEventsWakeAnEndedPodsJobAtOnceAndCoalesceTheRest(t *testing.T) {
 			old: eventPod(corev1.PodFailed, exited), pod: eventPod(corev1.PodFailed, exited),
 			want: added{Name: "j", After: coalesce},
 		},
+		"a 1,000-pod job's pod waits no longer than a small job's": {
+			old: eventPod(corev1.PodPending, waiting), pod: eventPod(corev1.PodRunning, running), pods: 1000,
+			want: added{Name: "j", After: coalesce},
+		},
+		"a 1,001-pod job's pod waits two windows": {
+			old: eventPod(corev1.PodPending, waiting), pod: eventPod(corev1.PodRunning, running), pods: 1001,
+			want: added{Name: "j", After: 2 * coalesce},
+		},
+		"a 5,000-pod job's pod that starts running waits five windows": {
+			old: eventPod(corev1.PodPending, waiting), pod: eventPod(corev1.PodRunning, running), pods: 5000,
+			want: added{Name: "j", After: 5 * coalesce},
+		},
+		"a 5,000-pod job's pod that succeeds still wakes it at once": {
+			old: eventPod(corev1.PodRunning, running), pod: eventPod(corev1.PodSucceeded, corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{}}), pods: 5000,
+			want: added{Name: "j", Priority: outcomePriority},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			q := &recordingQueue{}
-			podEvents(pyTorchKind, coalesce).Update(context.Background(), event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.pod}, q)
+			podsOf := func(uid types.UID) int {
+				if uid != "u" {
+					t.Errorf("asked the size of job %q, want the pod's controller u", uid)
+				}
+				return tc.pods
+			}
+			podEvents(pyTorchKind, coalesce, podsOf).Update(context.Background(), event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.pod}, q)
 			if diff := cmp.Diff([]added{tc.want}, q.adds); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
@@ -89,7 +112,7 @@ func TestPodEventsIgnoreOtherKindsPods(t *testing.T) {
 	q := &recordingQueue{}
 	pod := eventPod(corev1.PodRunning, corev1.ContainerState{})
 	pod.OwnerReferences[0].Kind = "TensorFlowTrainingJob"
-	podEvents(pyTorchKind, time.Second).Create(context.Background(), event.CreateEvent{Object: pod}, q)
+	podEvents(pyTorchKind, time.Second, func(types.UID) int { return 8 }).Create(context.Background(), event.CreateEvent{Object: pod}, q)
 	if len(q.adds) != 0 {
 		t.Errorf("a TensorFlowTrainingJob's pod woke %v in the PyTorchTrainingJob controller", q.adds)
 	}

@@ -100,7 +100,7 @@ func setupJobController(mgr ctrl.Manager, s *shared, kind jobKind, o Options) er
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named(kind.gvk.Kind).
 		For(kind.newJob(), builder.WithPredicates(jobChanged)).
-		Watches(&corev1.Pod{}, podEvents(kind, o.PodEventCoalesce), builder.WithPredicates(trackDeletions(s.deletions, s.exp, kind), podChanged())).
+		Watches(&corev1.Pod{}, podEvents(kind, o.PodEventCoalesce, r.podsOf), builder.WithPredicates(trackDeletions(s.deletions, s.exp, kind), podChanged())).
 		Owns(&corev1.Service{}, builder.WithPredicates(serviceGone(s.svcExp, r.servicesChanged))).
 		Owns(&appsv1.Deployment{}).
 		Watches(&corev1.Node{}, jobsOnNode(mgr.GetClient(), kind), builder.WithPredicates(nodeReadyChanged())).

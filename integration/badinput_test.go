@@ -840,7 +840,7 @@ func dryRun(t *testing.T, ns string, out *render.Output) error {
 		}
 	}
 	firstAndLast(len(out.Pods), func(i int) { objs = append(objs, out.Pods[i]) })
-	firstAndLast(len(out.ReplicaServices), func(i int) { objs = append(objs, out.ReplicaServices[i]) })
+	firstAndLast(out.ReplicaServices.Len(), func(i int) { objs = append(objs, out.ReplicaServices.Service(i)) })
 	if out.Service != nil {
 		objs = append(objs, out.Service)
 	}
@@ -884,8 +884,8 @@ func resourceOf(t *testing.T, obj runtime.Object) schema.GroupVersionResource {
 // unique.
 func wantCounts(t *testing.T, r *badRun, pods, services int) {
 	t.Helper()
-	if len(r.out.Pods) != pods || len(r.out.ReplicaServices) != services {
-		t.Errorf("rendered %d pods and %d replica Services; want %d and %d", len(r.out.Pods), len(r.out.ReplicaServices), pods, services)
+	if len(r.out.Pods) != pods || r.out.ReplicaServices.Len() != services {
+		t.Errorf("rendered %d pods and %d replica Services; want %d and %d", len(r.out.Pods), r.out.ReplicaServices.Len(), pods, services)
 	}
 	seen := map[string]bool{}
 	for _, p := range r.out.Pods {

@@ -175,7 +175,7 @@ func Print(out *Output) ([]byte, error) {
 	if out.Service != nil {
 		objs = append(objs, out.Service)
 	}
-	for _, s := range out.ReplicaServices {
+	for _, s := range out.ReplicaServices.All() {
 		objs = append(objs, s)
 	}
 	if out.Autoscaler != nil {

@@ -991,7 +991,7 @@ func checkNames(t *testing.T, out *Output) {
 		check("Service", out.Service.Name, validation.IsDNS1035Label)
 	}
 	services := map[string]bool{}
-	for _, s := range out.ReplicaServices {
+	for _, s := range out.ReplicaServices.All() {
 		check("replica Service", s.Name, validation.IsDNS1035Label)
 		if services[s.Name] {
 			t.Errorf("replica Service %q is rendered twice", s.Name)

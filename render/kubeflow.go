@@ -147,13 +147,12 @@ func tfLeaderType(types []ReplicaType) string {
 	return types[0].Type
 }
 
-// replicaServices renders a Kubeflow job's headless Service per replica, named like its pod and
+// replicaServices names a Kubeflow job's headless Service per replica, named like its pod and
 // selecting it alone, for every replica that has or will have a pod after this round.
-func (r *renderer) replicaServices() []*corev1.Service {
-	var out []*corev1.Service
+func (r *renderer) replicaServices() ReplicaServices {
+	set := ReplicaServices{job: r.job}
 	for ti := range r.job.Replicas {
 		t := &r.job.Replicas[ti]
-		ports := servicePortsOf(r.job, []ReplicaType{*t})
 		for i := int32(0); i < t.Replicas; i++ {
 			p := r.observed[slot{t.Type, i}]
 			// Note: a replica being restarted keeps its Service, rather than losing it with the
@@ -163,33 +162,68 @@ func (r *renderer) replicaServices() []*corev1.Service {
 			if !wanted && !remains {
 				continue
 			}
-			name := PodName(r.job.Name, t.Type, i)
-			labels := jobLabels(r.job)
-			for k, v := range kubeflowLabels(r.job, t, i) {
-				labels[k] = v
-			}
-			out = append(out, &corev1.Service{
-				TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-				ObjectMeta: metav1.ObjectMeta{
-					Name:            name,
-					Namespace:       r.job.Namespace,
-					Labels:          labels,
-					OwnerReferences: []metav1.OwnerReference{ownerRef(r.job)},
-				},
-				Spec: corev1.ServiceSpec{
-					ClusterIP:                corev1.ClusterIPNone,
-					PublishNotReadyAddresses: true,
-					Selector: map[string]string{
-						kubeflowv1.LabelJobName:      r.job.Name,
-						kubeflowv1.LabelReplicaType:  t.Type,
-						kubeflowv1.LabelReplicaIndex: labels[kubeflowv1.LabelReplicaIndex],
-					},
-					Ports: ports,
-				},
-			})
+			set.slots = append(set.slots, replicaSlot{typeIndex: ti, index: i, name: PodName(r.job.Name, t.Type, i)})
 		}
 	}
+	return set
+}
+
+// ReplicaServices are a Kubeflow job's per-replica Services: their names, in spec order and by
+// index, and each Service built from the job on demand. The zero value is the empty set.
+type ReplicaServices struct {
+	job   *Job
+	slots []replicaSlot
+}
+
+type replicaSlot struct {
+	typeIndex int // in Job.Replicas
+	index     int32
+	name      string
+}
+
+// Len is the number of Services.
+func (s ReplicaServices) Len() int { return len(s.slots) }
+
+// Name is the name of the i-th Service.
+func (s ReplicaServices) Name(i int) string { return s.slots[i].name }
+
+// All builds every Service.
+func (s ReplicaServices) All() []*corev1.Service {
+	out := make([]*corev1.Service, s.Len())
+	for i := range out {
+		out[i] = s.Service(i)
+	}
 	return out
+}
+
+// Service builds the i-th Service: headless, publishing its pod before it is ready, selecting the
+// one pod of its replica, with the ports of its replica type.
+func (s ReplicaServices) Service(i int) *corev1.Service {
+	sl := s.slots[i]
+	t := &s.job.Replicas[sl.typeIndex]
+	labels := jobLabels(s.job)
+	for k, v := range kubeflowLabels(s.job, t, sl.index) {
+		labels[k] = v
+	}
+	return &corev1.Service{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            sl.name,
+			Namespace:       s.job.Namespace,
+			Labels:          labels,
+			OwnerReferences: []metav1.OwnerReference{ownerRef(s.job)},
+		},
+		Spec: corev1.ServiceSpec{
+			ClusterIP:                corev1.ClusterIPNone,
+			PublishNotReadyAddresses: true,
+			Selector: map[string]string{
+				kubeflowv1.LabelJobName:      s.job.Name,
+				kubeflowv1.LabelReplicaType:  t.Type,
+				kubeflowv1.LabelReplicaIndex: labels[kubeflowv1.LabelReplicaIndex],
+			},
+			Ports: servicePortsOf(s.job, []ReplicaType{*t}),
+		},
+	}
 }
 
 // kubeflowPyTorchEnv is Kubeflow's PyTorchJob contract: MASTER_ADDR is the master's Service

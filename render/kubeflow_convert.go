@@ -195,6 +195,9 @@ func FromKubeflowStatus(ks *kubeflowv1.JobStatus) batch.TrainingJobStatus {
 			continue
 		}
 		ts := batch.TaskStatus{Type: strings.ToLower(string(typ)), RestartCount: rs.Restarts}
+		if n := max(0, rs.Active) + max(0, rs.Succeeded) + max(0, rs.Failed); n > 0 {
+			ts.ReplicaStatus = make([]batch.ReplicaStatus, 0, n) // one allocation for a 5,000-pod job's
+		}
 		for _, c := range []struct {
 			n     int32
 			phase corev1.PodPhase

@@ -30,8 +30,10 @@ type Output struct {
 	// runs; the controller deletes the job's HPA when none is wanted.
 	Autoscaler *autoscalingv2.HorizontalPodAutoscaler
 	// ReplicaServices are a Kubeflow job's headless Services, one per replica that has or will
-	// have a pod, named like the pod. The controller deletes the job's others.
-	ReplicaServices []*corev1.Service
+	// have a pod, named like the pod. The controller deletes the job's others. They are named here
+	// and each is built on demand (ReplicaServices.Service): a 5,000-pod job has 5,000, and a
+	// round needs only those missing.
+	ReplicaServices ReplicaServices
 	// Pods are the pods that should exist, in spec order and by index. The controller creates
 	// those it does not observe. Pods are removed only by Decisions.Delete, never by absence here.
 	Pods []*corev1.Pod

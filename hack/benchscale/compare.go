@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -138,6 +139,7 @@ func (c *comparison) playSize(ctx context.Context, t *tracker, r *sizeResult) er
 		Kubeconfig: c.id.Kubeconfig,
 		LogPath:    filepath.Join(c.o.dir, fmt.Sprintf("operator-%s-%s.log", r.api, s)),
 		ExtraFlags: c.o.operatorFlags,
+		Pprof:      c.o.pprof,
 		Log:        logf,
 	})
 	if err != nil {
@@ -158,6 +160,8 @@ func (c *comparison) playSize(ctx context.Context, t *tracker, r *sizeResult) er
 		names[i] = s.jobName(i)
 	}
 	logf("%s %s: creating %d jobs of 1 master + %d workers", r.api, s, s.jobs, s.workers())
+	profiled := c.profile(ctx, op, r, "profile")
+	defer profiled.Wait()
 	r.created = time.Now()
 	err = parallel(ctx, c.o.scale.createWorkers, names, func(ctx context.Context, name string) error {
 		t.expectJob(name, int32(s.podsPerJob))
@@ -171,6 +175,7 @@ func (c *comparison) playSize(ctx context.Context, t *tracker, r *sizeResult) er
 	}
 	r.started = time.Now()
 	r.rssRunningKB, _ = op.RSS("VmRSS")
+	c.profile(ctx, op, r, "heap").Wait()
 	mid := c.readCounters(ctx, op)
 	r.cpuStart = mid.cpu - before.cpu
 	c.figures(t, r, names)
@@ -191,6 +196,24 @@ func (c *comparison) playSize(ctx context.Context, t *tracker, r *sizeResult) er
 		c.notes = append(c.notes, fmt.Sprintf("%s %s: operator stop: %v", r.api, s, serr))
 	}
 	return errors.Join(err, derr)
+}
+
+// profile fetches a profile of the operator (kind "profile": CPU, for --pprof-seconds from now;
+// "heap") into <dir>/<kind>-<api>-<size>.pprof, in the background, when --pprof asks for it.
+func (c *comparison) profile(ctx context.Context, op *localrun.Operator, r *sizeResult, kind string) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	if !c.o.pprof || op.PprofAddr == "" {
+		return &wg
+	}
+	path := filepath.Join(c.o.dir, fmt.Sprintf("%s-%s-%s.pprof", kind, r.api, r.size))
+	wg.Go(func() {
+		if err := op.Profile(ctx, kind, c.o.pprofSeconds, path); err != nil {
+			logf("%s %s: %s profile: %v", r.api, r.size, kind, err)
+			return
+		}
+		logf("%s %s: %s profile in %s", r.api, r.size, kind, path)
+	})
+	return &wg
 }
 
 // waitStarted waits until every job's status has shown it Running, and all its pods running,

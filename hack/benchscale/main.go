@@ -141,7 +141,7 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.idle, "idle", 5*time.Second, "idleness after the operator is ready before its idle RSS is read")
 	fs.DurationVar(&o.settle, "settle", 2*time.Second, "a status has settled when no job or pod changed for this long (more than the operator's --status-batch-interval)")
 	fs.DurationVar(&o.phaseTimeout, "phase-timeout", 5*time.Minute, "longest a phase may take before the run counts as broken")
-	fs.BoolVar(&o.pprof, "pprof", false, "capture a CPU profile of the operator during the big job (needs its --pprof-bind-address) into <dir>/cpu.pprof")
+	fs.BoolVar(&o.pprof, "pprof", false, "capture a CPU profile of the operator from the big job's creation (sizes: from each size's, and a heap profile when it runs) into <dir>/*.pprof")
 	fs.IntVar(&o.pprofSeconds, "pprof-seconds", 0, "length of the CPU profile (default 30 at full scale, 10 at small)")
 	fs.DurationVar(&o.kwokDeleteDelay, "kwok-pod-delete-delay", time.Second, "how long the fake kubelet takes to confirm a pod's deletion when the gang-restart scenario is played (0: at once, as otherwise). KWOK v0.8 deletes by name, and when it lags behind a gang restart it acts on stale events of the old pods and deletes the new pods of their names; the delay lets the new pods' events cancel those deletions")
 	fs.StringVar(&scenarios, "scenarios", "sizes", "the scenarios to play, comma-separated: sizes (issue 19: --apis at --sizes beside the floor and Kubeflow's tuned figures), or the earlier ones, T9k only: burst (with completion and deletion), big, gang-restart (of the big job, which is always played with them); e.g. --scenarios=gang-restart")

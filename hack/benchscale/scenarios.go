@@ -245,7 +245,7 @@ func (b *bench) bigJob(ctx context.Context) (bigRun, error) {
 		go func() {
 			defer profiled.Done()
 			logf("big job: CPU profile for %d s into %s", b.o.pprofSeconds, path)
-			if err := b.op.CPUProfile(ctx, b.o.pprofSeconds, path); err != nil {
+			if err := b.op.Profile(ctx, "profile", b.o.pprofSeconds, path); err != nil {
 				logf("big job: CPU profile: %v", err)
 				return
 			}

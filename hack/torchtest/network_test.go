@@ -124,7 +124,7 @@ func kubeletHostsLine(p *podNet) string {
 // <service>.<ns>.svc.<domain> with the addresses of the pods it selects (one, for Kubeflow's
 // per-replica Services).
 func (n *network) dnsRecords(out *render.Output) map[string]string {
-	services := slices.Clone(out.ReplicaServices)
+	services := out.ReplicaServices.All()
 	if out.Service != nil {
 		services = append(services, out.Service)
 	}

@@ -73,16 +73,40 @@ func labelsMatch(labels string, match map[string]string) bool {
 func (op *Operator) MetricSum(ctx context.Context, name string, match map[string]string) (float64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+op.MetricsAddr+"/metrics", nil)
+	body, err := op.get(ctx, op.MetricsAddr, "/metrics")
 	if err != nil {
 		return 0, err
+	}
+	defer body.Close()
+	return SumSamples(body, name, match)
+}
+
+// Metric reads one unlabelled sample (e.g. go_goroutines) from the operator's metrics endpoint.
+func (op *Operator) Metric(ctx context.Context, name string) (float64, error) {
+	return op.MetricSum(ctx, name, nil)
+}
+
+// get GETs path from one of the operator's local endpoints (metrics or pprof); a status other
+// than 200 is an error. The caller closes the body.
+func (op *Operator) get(ctx context.Context, addr, path string) (io.ReadCloser, error) {
+	if addr == "" {
+		return nil, fmt.Errorf("GET %s: the operator has no such endpoint", path)
+	}
+	url := "http://" + addr + path
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	defer resp.Body.Close()
-	return SumSamples(resp.Body, name, match)
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		resp.Body.Close()
+		return nil, fmt.Errorf("GET %s: %s: %s", url, resp.Status, msg)
+	}
+	return resp.Body, nil
 }
 
 // APIServerMetricSum reads the API server's /metrics with cfg (an identity allowed to) and sums

@@ -214,58 +214,23 @@ func (op *Operator) RSS(field string) (int64, error) {
 	return 0, fmt.Errorf("no %s in /proc/%d/status", field, op.PID)
 }
 
-// Metric reads one unlabelled sample (e.g. go_goroutines) from the operator's metrics endpoint.
-func (op *Operator) Metric(ctx context.Context, name string) (float64, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+op.MetricsAddr+"/metrics", nil)
-	if err != nil {
-		return 0, err
+// Profile fetches a pprof profile from the operator's pprof endpoint into path: kind "profile"
+// (CPU, for seconds, blocking that long) or "heap" (seconds ignored).
+func (op *Operator) Profile(ctx context.Context, kind string, seconds int, path string) error {
+	query := fmt.Sprintf("/debug/pprof/%s?seconds=%d", kind, seconds)
+	if kind != "profile" {
+		query = "/debug/pprof/" + kind
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	s := bufio.NewScanner(resp.Body)
-	s.Buffer(make([]byte, 0, 64*1024), 1024*1024)
-	for s.Scan() {
-		line := s.Text()
-		if value, ok := strings.CutPrefix(line, name+" "); ok {
-			return strconv.ParseFloat(strings.TrimSpace(value), 64)
-		}
-	}
-	if err := s.Err(); err != nil {
-		return 0, err
-	}
-	return 0, fmt.Errorf("no sample %s at %s/metrics", name, op.MetricsAddr)
-}
-
-// CPUProfile fetches a CPU profile of the given length from the operator's pprof endpoint into
-// path. It blocks for the profile's length.
-func (op *Operator) CPUProfile(ctx context.Context, seconds int, path string) error {
-	if op.PprofAddr == "" {
-		return errors.New("no pprof endpoint")
-	}
-	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", op.PprofAddr, seconds)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	body, err := op.get(ctx, op.PprofAddr, query)
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return fmt.Errorf("GET %s: %s: %s", url, resp.Status, body)
-	}
+	defer body.Close()
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(f, resp.Body); err != nil {
+	if _, err := io.Copy(f, body); err != nil {
 		f.Close()
 		return err
 	}
