@@ -135,11 +135,9 @@ func (e *Expectations) Pending(owner string) (creations, deletions int) {
 // Observe returns the owner's objects as they must be seen, given the cache's list of them:
 // expectations the list already reflects (or that are older than the ttl) are dropped, objects
 // created but missing from the list are added, and objects being deleted that the list still shows
-// without a deletionTimestamp get one (now).
-func Observe[T any, P interface {
-	*T
-	client.Object
-}](e *Expectations, owner string, cached []T, now time.Time) []T {
+// without a deletionTimestamp get one (now), on a copy. The cache's objects and the created ones
+// are shared, not copied: the caller only reads them.
+func Observe[P client.Object](e *Expectations, owner string, cached []P, now time.Time) []P {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	x := e.owner[owner]
@@ -148,27 +146,27 @@ func Observe[T any, P interface {
 	}
 	byName := make(map[string]P, len(cached))
 	byUID := make(map[types.UID]P, len(cached))
-	for i := range cached {
-		p := P(&cached[i])
+	for _, p := range cached {
 		byName[p.GetName()] = p
 		byUID[p.GetUID()] = p
 	}
 	out := cached
 	copied := false
 	for uid, at := range x.deleted {
-		shown := byUID[uid]
-		if shown == nil || shown.GetDeletionTimestamp() != nil || now.Sub(at) > e.ttl {
+		shown, ok := byUID[uid]
+		if !ok || shown.GetDeletionTimestamp() != nil || now.Sub(at) > e.ttl {
 			delete(x.deleted, uid)
 			continue
 		}
 		if !copied {
-			out, copied = append([]T(nil), cached...), true
+			out, copied = append([]P(nil), cached...), true
 		}
-		for i := range out {
-			p := P(&out[i])
+		for i, p := range out {
 			if p.GetUID() == uid {
+				marked := p.DeepCopyObject().(P)
 				ts := metav1.NewTime(now)
-				p.SetDeletionTimestamp(&ts)
+				marked.SetDeletionTimestamp(&ts)
+				out[i] = marked
 			}
 		}
 	}
@@ -183,9 +181,9 @@ func Observe[T any, P interface {
 			continue
 		}
 		if !copied {
-			out, copied = append([]T(nil), cached...), true
+			out, copied = append([]P(nil), cached...), true
 		}
-		out = append(out, *p)
+		out = append(out, p)
 	}
 	if len(x.created) == 0 && len(x.deleted) == 0 {
 		delete(e.owner, owner)

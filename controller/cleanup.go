@@ -145,10 +145,10 @@ func (r *jobReconciler) syncReplicaServices(ctx context.Context, job client.Obje
 		return err
 	}
 	owner := string(job.GetUID())
-	services := apply.Observe(r.svcExp, owner, list.Items, r.now())
+	services := apply.Observe(r.svcExp, owner, pointers(list.Items), r.now())
 	live := make(map[string]*corev1.Service, len(services))
-	for i := range services {
-		if s := &services[i]; ownedBy(s, job) && s.Labels[kubeflowv1.LabelReplicaType] != "" {
+	for _, s := range services {
+		if ownedBy(s, job) && s.Labels[kubeflowv1.LabelReplicaType] != "" {
 			live[s.Name] = s
 		}
 	}

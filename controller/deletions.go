@@ -165,13 +165,13 @@ func (t *deletionTracker) deletedPods(job types.UID) []corev1.Pod {
 // handled forgets the deleted pods a round handed to render (given) once they are gone from the
 // pods the round observed: render has restarted them (or found them no loss), and the round's
 // status is written. Pods still there stay, for the round that sees them gone.
-func (t *deletionTracker) handled(job types.UID, given, observed []corev1.Pod) {
+func (t *deletionTracker) handled(job types.UID, given []corev1.Pod, observed []*corev1.Pod) {
 	if len(given) == 0 {
 		return
 	}
 	present := make(map[types.UID]bool, len(observed))
-	for i := range observed {
-		present[observed[i].UID] = true
+	for _, p := range observed {
+		present[p.UID] = true
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()

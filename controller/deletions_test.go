@@ -78,7 +78,7 @@ func TestDeletionTrackerHandsAPodOverUntilAReconcileSeesItGone(t *testing.T) {
 	d.seen(live)
 	d.updated(live, going)
 	given := d.deletedPods("job-uid")
-	d.handled("job-uid", given, []corev1.Pod{*going})
+	d.handled("job-uid", given, []*corev1.Pod{going})
 	if n := len(d.deletedPods("job-uid")); n != 1 {
 		t.Fatalf("a pod still being deleted was dropped: %d listed; want 1", n)
 	}

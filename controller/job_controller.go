@@ -50,6 +50,10 @@ type jobReconciler struct {
 	kind    jobKind
 	applier *apply.Applier
 	exp     *apply.Expectations
+	// pods finds a job's pods in the cache (podsByController).
+	pods interface {
+		of(job types.UID) ([]*corev1.Pod, error)
+	}
 	// svcExp are the expectations of a Kubeflow job's per-replica Services.
 	svcExp   *apply.Expectations
 	recorder events.EventRecorder
@@ -167,7 +171,7 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	r.memory(uid).pods = int(model.PodCount())
 	r.mu.Unlock()
 
-	pods, err := r.ownedPods(ctx, job)
+	pods, err := r.ownedPods(job)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -295,16 +299,11 @@ func (r *jobReconciler) stillExists(ctx context.Context, job client.Object) bool
 }
 
 // ownedPods lists the pods the job controls, from the cache's index of pods by controller UID.
-// Note: the pods share their maps and slices with the cache (no deep copy, which for a 1,000-pod
-// job was most of the garbage of a reconcile): render, status and the expectations only read
-// them, and Observe copies a pod before marking it.
-func (r *jobReconciler) ownedPods(ctx context.Context, job client.Object) ([]corev1.Pod, error) {
-	var list corev1.PodList
-	if err := r.client.List(ctx, &list, client.InNamespace(job.GetNamespace()),
-		client.MatchingFields{podControllerIndex: string(job.GetUID())}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, err
-	}
-	return list.Items, nil
+// Note: they are the cache's own objects (a deep copy, for a 1,000-pod job, was most of the
+// garbage of a reconcile): render, status and the expectations only read them, and Observe
+// copies a pod before marking it.
+func (r *jobReconciler) ownedPods(job client.Object) ([]*corev1.Pod, error) {
+	return r.pods.of(job.GetUID())
 }
 
 // actions is what act did.

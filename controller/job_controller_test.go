@@ -199,6 +199,7 @@ func newTestReconciler(cl *cluster, now *time.Time) *jobReconciler {
 	return &jobReconciler{
 		client: c, reader: cl.server, kind: pyTorchKind, applier: s.applier, exp: s.exp, recorder: events.NewFakeRecorder(100),
 		metrics: s.metrics, crds: s.crds, deletions: s.deletions, createParallelism: 8, statusInterval: time.Second,
+		pods: clientPods{cl.client},
 		now:  func() time.Time { return *now },
 		jobs: map[types.UID]*jobMemory{}, names: map[types.NamespacedName]types.UID{},
 	}
@@ -543,4 +544,22 @@ func TestSurvivorsOfAnEarlierGangAreDeletedFirst(t *testing.T) {
 	if len(pods.Items) != 2 || job.Status.BackoffCount != 1 || job.Status.GangRestarts != 1 {
 		t.Fatalf("%d pods, backoffCount %d, gangRestarts %d; want the new gang of 2 and nothing counted again", len(pods.Items), job.Status.BackoffCount, job.Status.GangRestarts)
 	}
+}
+
+// clientPods finds a job's pods through the (possibly stale) client, as the manager's pod
+// informer index does through the cache.
+type clientPods struct{ c client.Client }
+
+func (p clientPods) of(job types.UID) ([]*corev1.Pod, error) {
+	var list corev1.PodList
+	if err := p.c.List(context.Background(), &list); err != nil {
+		return nil, err
+	}
+	var out []*corev1.Pod
+	for i := range list.Items {
+		if uids := controllerUID(&list.Items[i]); len(uids) == 1 && uids[0] == string(job) {
+			out = append(out, &list.Items[i])
+		}
+	}
+	return out, nil
 }

@@ -112,3 +112,12 @@ func objects[T any, P interface {
 	}
 	return out
 }
+
+// pointers points at each item of a list.
+func pointers[T any](items []T) []*T {
+	out := make([]*T, len(items))
+	for i := range items {
+		out[i] = &items[i]
+	}
+	return out
+}

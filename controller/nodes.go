@@ -96,10 +96,10 @@ func jobsOnNode(c client.Reader, kind jobKind) handler.EventHandler {
 
 // nodeStates reads, from the cache, the Ready condition of each node the pods are bound to. A node
 // the cache does not hold is left out (render never takes it for lost).
-func (r *jobReconciler) nodeStates(ctx context.Context, pods []corev1.Pod) map[string]render.NodeState {
+func (r *jobReconciler) nodeStates(ctx context.Context, pods []*corev1.Pod) map[string]render.NodeState {
 	out := map[string]render.NodeState{}
-	for i := range pods {
-		name := pods[i].Spec.NodeName
+	for _, p := range pods {
+		name := p.Spec.NodeName
 		if name == "" {
 			continue
 		}

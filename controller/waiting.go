@@ -28,12 +28,12 @@ const waitingRecheck = 5 * time.Second
 // without an event the operator watches.
 type waitingInputs struct {
 	gang          *unstructured.Unstructured
-	tensorBoard   []corev1.Pod
+	tensorBoard   []*corev1.Pod
 	createRefused string
 	recheck       bool
 }
 
-func (r *jobReconciler) waitingInputs(ctx context.Context, job client.Object, model *render.Job, out *render.Output, pods []corev1.Pod, tb *appsv1.Deployment) waitingInputs {
+func (r *jobReconciler) waitingInputs(ctx context.Context, job client.Object, model *render.Job, out *render.Output, pods []*corev1.Pod, tb *appsv1.Deployment) waitingInputs {
 	var w waitingInputs
 	r.mu.Lock()
 	w.createRefused = r.memory(job.GetUID()).createRefused
@@ -54,7 +54,7 @@ func (r *jobReconciler) waitingInputs(ctx context.Context, job client.Object, mo
 		var list corev1.PodList
 		if err := r.reader.List(ctx, &list, client.InNamespace(job.GetNamespace()),
 			client.MatchingLabels{batch.LabelTensorBoard: job.GetName()}); err == nil {
-			w.tensorBoard = list.Items
+			w.tensorBoard = pointers(list.Items)
 		}
 		w.recheck = true
 	}
@@ -95,9 +95,9 @@ func refusalMessage(err error) string {
 
 // anyUnbound: some pod waits for a node. Note: the cache keeps no nodeName (a bind would wake a
 // reconcile); a pending pod that no kubelet has reported a container of is taken as unbound.
-func anyUnbound(pods []corev1.Pod) bool {
-	for i := range pods {
-		if status.Unbound(&pods[i]) {
+func anyUnbound(pods []*corev1.Pod) bool {
+	for _, p := range pods {
+		if status.Unbound(p) {
 			return true
 		}
 	}

@@ -66,14 +66,14 @@ func tensorflowJob(chief, ps, workers int32) Job {
 }
 
 // runningPods are the pods of a rendered job, all Running: the steady state a reconcile sees.
-func runningPods(b *testing.B, in Input) []corev1.Pod {
+func runningPods(b *testing.B, in Input) []*corev1.Pod {
 	out, err := Render(in)
 	if err != nil {
 		b.Fatal(err)
 	}
-	pods := make([]corev1.Pod, len(out.Pods))
+	pods := make([]*corev1.Pod, len(out.Pods))
 	for i, p := range out.Pods {
-		pods[i] = *p
+		pods[i] = p.DeepCopy()
 		pods[i].Status.Phase = corev1.PodRunning
 	}
 	return pods

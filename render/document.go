@@ -73,7 +73,7 @@ func ReadJob(data []byte) (Job, error) {
 
 // ReadObserved decodes a multi-document YAML of observed objects into the pods and the installed
 // CRDs (ReadObservations reads everything else too).
-func ReadObserved(data []byte) (pods []corev1.Pod, crds map[string]bool, err error) {
+func ReadObserved(data []byte) (pods []*corev1.Pod, crds map[string]bool, err error) {
 	o, err := ReadObservations(data)
 	return o.Pods, o.InstalledCRDs, err
 }
@@ -81,7 +81,7 @@ func ReadObserved(data []byte) (pods []corev1.Pod, crds map[string]bool, err err
 // Observations are what a cluster shows of a job, as ReadObservations reads them: render's
 // Input fields of the same names.
 type Observations struct {
-	Pods          []corev1.Pod
+	Pods          []*corev1.Pod
 	DeletedPods   []corev1.Pod
 	InstalledCRDs map[string]bool
 	Nodes         map[string]NodeState
@@ -123,9 +123,9 @@ func ReadObservations(data []byte) (Observations, error) {
 			delete(p.Annotations, ObservedAnnotation)
 			switch mark {
 			case "":
-				o.Pods = append(o.Pods, p)
+				o.Pods = append(o.Pods, &p)
 			case ObservedDeleted:
-				o.Pods = append(o.Pods, p)
+				o.Pods = append(o.Pods, p.DeepCopy())
 				o.DeletedPods = append(o.DeletedPods, p)
 			case ObservedGone:
 				o.DeletedPods = append(o.DeletedPods, p)

@@ -250,7 +250,7 @@ func encodePods(pods []fuzzPod) []byte {
 
 // observedPods decodes the observed pods of job from data: at most 24, with distinct names, and
 // those someone else deleted (some still observed, some gone).
-func observedPods(job *Job, data []byte) (pods, deleted []corev1.Pod) {
+func observedPods(job *Job, data []byte) (pods []*corev1.Pod, deleted []corev1.Pod) {
 	b := fuzzBytes(data)
 	names := map[string]bool{}
 	for i := 0; b.left() > 0 && i < 24; i++ {
@@ -263,7 +263,7 @@ func observedPods(job *Job, data []byte) (pods, deleted []corev1.Pod) {
 			continue // a namespace holds one pod of a name
 		}
 		names[pod.Name] = true
-		pods = append(pods, pod)
+		pods = append(pods, pod.DeepCopy())
 	}
 	return pods, deleted
 }
@@ -959,7 +959,7 @@ func checkRestarts(t *testing.T, in Input, out *Output) {
 	older := d.GangRestart
 	for _, p := range in.Pods {
 		nodes[p.Name] = p.Spec.NodeName
-		if gangRestartsOf(&p) < st.GangRestarts {
+		if gangRestartsOf(p) < st.GangRestarts {
 			older = true
 		}
 	}

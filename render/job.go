@@ -124,8 +124,9 @@ func (j *Job) Finished() bool {
 // Input is everything render needs. None of it is fetched by render.
 type Input struct {
 	Job Job
-	// Pods are the pods the job owns, as observed.
-	Pods []corev1.Pod
+	// Pods are the pods the job owns, as observed. Render only reads them (they may be the
+	// cache's own objects).
+	Pods []*corev1.Pod
 	// InstalledCRDs names the CustomResourceDefinitions in the cluster that render cares about
 	// (the PodGroup kinds), e.g. "podgroups.scheduling.volcano.sh".
 	InstalledCRDs map[string]bool

@@ -78,11 +78,10 @@ var disruptionCauses = map[string]string{
 // observePods sorts the job's pods into replica slots, and keeps the rest apart. A pod fills a
 // slot only under the slot's name: one whose labels were edited to another slot's is kept apart
 // (and deleted as a stray), so that two slots never take one pod for theirs.
-func observePods(j *Job, pods []corev1.Pod) (map[slot]*observedPod, []*observedPod) {
+func observePods(j *Job, pods []*corev1.Pod) (map[slot]*observedPod, []*observedPod) {
 	bySlot := make(map[slot]*observedPod, len(pods))
 	var others []*observedPod
-	for i := range pods {
-		p := &pods[i]
+	for _, p := range pods {
 		o := classify(j, p)
 		if !j.fills(o) || bySlot[o.slot] != nil {
 			others = append(others, o)

@@ -29,14 +29,14 @@ type Input struct {
 	// Current is the status the job holds now.
 	Current batch.TrainingJobStatus
 	// Pods are the job's pods as observed (the cache corrected by the controller's expectations).
-	Pods []corev1.Pod
+	Pods []*corev1.Pod
 	// Out is render's answer; nil when render refused the job (RenderErr says why).
 	Out       *render.Output
 	RenderErr error
 	// TensorBoard is the live TensorBoard Deployment, or nil; TensorBoardPods are its pods, read
 	// only while it is not available, to say why.
 	TensorBoard     *appsv1.Deployment
-	TensorBoardPods []corev1.Pod
+	TensorBoardPods []*corev1.Pod
 	// Gang is the live PodGroup of the job's gang scheduler, read while pods wait for it, or nil.
 	Gang *unstructured.Unstructured
 	// CreateRefused is the API server's refusal of the job's latest pod creation, if it was
@@ -82,8 +82,8 @@ func Derive(in Input) batch.TrainingJobStatus {
 	st.CompletionTime = d.CompletionTime
 
 	byName := make(map[string]*corev1.Pod, len(in.Pods))
-	for i := range in.Pods {
-		byName[in.Pods[i].Name] = &in.Pods[i]
+	for _, p := range in.Pods {
+		byName[p.Name] = p
 	}
 	deleting := make(map[string]bool, len(d.Delete))
 	for _, del := range d.Delete {
@@ -260,7 +260,7 @@ func restartMessage(d *render.Decisions) string {
 }
 
 // tensorBoard reports the TensorBoard Deployment as the job's dependent.
-func tensorBoard(j *render.Job, d *appsv1.Deployment, pods []corev1.Pod) *batch.DependentStatus {
+func tensorBoard(j *render.Job, d *appsv1.Deployment, pods []*corev1.Pod) *batch.DependentStatus {
 	if j.TensorBoard == nil {
 		return nil
 	}

@@ -83,11 +83,20 @@ func podOf(typ string, index int32, phase corev1.PodPhase, exit ...int32) corev1
 // derive renders j over pods at now and derives its status, as the controller does.
 func derive(t *testing.T, j render.Job, pods []corev1.Pod, now time.Time) (batch.TrainingJobStatus, *render.Output) {
 	t.Helper()
-	out, err := render.Render(render.Input{Job: j, Pods: pods, Now: now})
+	out, err := render.Render(render.Input{Job: j, Pods: ptrs(pods), Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Derive(Input{Job: &j, Generation: 2, Current: j.Status, Pods: pods, Out: out, Now: now}), out
+	return Derive(Input{Job: &j, Generation: 2, Current: j.Status, Pods: ptrs(pods), Out: out, Now: now}), out
+}
+
+// ptrs points at each pod, as render's and status's inputs hold them.
+func ptrs(pods []corev1.Pod) []*corev1.Pod {
+	out := make([]*corev1.Pod, len(pods))
+	for i := range pods {
+		out[i] = &pods[i]
+	}
+	return out
 }
 
 func evicted(p corev1.Pod) corev1.Pod {

@@ -93,10 +93,10 @@ func Unbound(p *corev1.Pod) bool {
 		len(p.Status.ContainerStatuses) == 0 && len(p.Status.InitContainerStatuses) == 0
 }
 
-func countPods(pods []corev1.Pod, match func(*corev1.Pod) bool) int32 {
+func countPods(pods []*corev1.Pod, match func(*corev1.Pod) bool) int32 {
 	var n int32
-	for i := range pods {
-		if match(&pods[i]) {
+	for _, p := range pods {
+		if match(p) {
 			n++
 		}
 	}
@@ -167,7 +167,7 @@ func gangCause(gang *unstructured.Unstructured, unbound, desired int32) *cause {
 // PersistentVolumeClaim apart), or a container's waiting reason. The most urgent group wins:
 // scheduling before the kubelet, and within a group the most pods; its message counts the pods
 // and quotes the most common words.
-func podCause(pods []corev1.Pod, desired int32) *cause {
+func podCause(pods []*corev1.Pod, desired int32) *cause {
 	type group struct {
 		reason string
 		rank   int
@@ -184,8 +184,7 @@ func podCause(pods []corev1.Pod, desired int32) *cause {
 		g.pods++
 		g.words[words]++
 	}
-	for i := range pods {
-		p := &pods[i]
+	for _, p := range pods {
 		if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodRunning || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue
 		}
@@ -236,7 +235,7 @@ func podCause(pods []corev1.Pod, desired int32) *cause {
 
 // anyScheduleProblem: some pod cannot be placed or started, which a restart in progress must not
 // hide.
-func anyScheduleProblem(pods []corev1.Pod) bool {
+func anyScheduleProblem(pods []*corev1.Pod) bool {
 	return podCause(pods, 0) != nil
 }
 

@@ -126,12 +126,12 @@ func TestWaiting(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			in := Input{Job: &tc.job, Generation: 2, Current: tc.job.Status, Pods: tc.pods, Gang: tc.gang,
+			in := Input{Job: &tc.job, Generation: 2, Current: tc.job.Status, Pods: ptrs(tc.pods), Gang: tc.gang,
 				CreateRefused: tc.refused, Now: t0}
 			if tc.renderErr {
 				in.RenderErr = errors.New("spec.replicaSpecs: bad")
 			} else {
-				out, err := render.Render(render.Input{Job: tc.job, Pods: tc.pods, Now: t0})
+				out, err := render.Render(render.Input{Job: tc.job, Pods: ptrs(tc.pods), Now: t0})
 				if err != nil {
 					t.Fatal(err)
 				}
