@@ -12,7 +12,8 @@ import (
 // (collect when the heap has doubled) lets a 5,000-pod job's operator grow past 100 MB resident;
 // collecting at every 25% of growth keeps it under, but a burst of small jobs, whose live heap is
 // half as big, then collects four times as often as it needs to and spends a quarter of its CPU
-// on it (make bench-scale, 200 x 8: 9.3 CPU-seconds per 1,000 pods at 25%, 6.8 at 100%).
+// on it (make bench-scale, 200 x 8: a median of 10.6 CPU-seconds per 1,000 pods at 25%, 8.2 with
+// the tuning below, over four runs each; docs/benchmarks.md).
 //
 // So the heap may grow by gcPercent of the live heap, or up to gcHeapBudget, whichever is more:
 // a small heap is collected as rarely as Go's default would, a big one at every 25%.

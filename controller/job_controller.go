@@ -249,7 +249,7 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	}
 	// A big job is created a slice per round (maxPodsPerRound): the next round follows at once,
 	// behind the rounds of other jobs already waiting.
-	if renderErr == nil && act.err == nil && !act.gone && len(out.Decisions.Create) > len(out.Pods) {
+	if renderErr == nil && act.err == nil && !act.gone && (len(out.Decisions.Create) > len(out.Pods) || act.moreServices) {
 		result.RequeueAfter = time.Millisecond
 	}
 	// The deleted pods render was given are accounted for in the status now, once gone.
@@ -312,7 +312,9 @@ type actions struct {
 	createErr error
 	deleted   map[string]int // by reason
 	gone      bool           // the job was deleted while its pods were created: no status to write
-	err       error
+	// moreServices: a Kubeflow job's per-replica Services are still to be created (a slice per round).
+	moreServices bool
+	err          error
 }
 
 // act makes the cluster hold render's objects: the Service, the PodGroup and the TensorBoard by
@@ -322,7 +324,11 @@ func (r *jobReconciler) act(ctx context.Context, job client.Object, model *rende
 	// The Service and the TensorBoard go out beside the pods: nothing waits on them. The PodGroup
 	// must exist before any pod (the gang scheduler reads it), so it comes first.
 	dependents := make(chan error, 1)
-	go func() { dependents <- r.applyDependents(ctx, job, model, out) }()
+	go func() {
+		var err error
+		a.moreServices, err = r.applyDependents(ctx, job, model, out)
+		dependents <- err
+	}()
 	var errs []error
 	podGroupReady := true
 	if err := r.applyPodGroup(ctx, job, model, out); err != nil {
@@ -352,14 +358,16 @@ func (r *jobReconciler) act(ctx context.Context, job client.Object, model *rende
 	return a
 }
 
-// applyDependents applies the job's Service and TensorBoard.
-func (r *jobReconciler) applyDependents(ctx context.Context, job client.Object, model *render.Job, out *render.Output) error {
+// applyDependents applies the job's Service and TensorBoard, and a Kubeflow job's per-replica
+// Services and HPA; more: per-replica Services are still to be created.
+func (r *jobReconciler) applyDependents(ctx context.Context, job client.Object, model *render.Job, out *render.Output) (more bool, _ error) {
 	var errs []error
 	if err := r.applyService(ctx, job, job.GetName(), out.Service); err != nil {
 		errs = append(errs, err)
 	}
 	if r.kind.gvk.Group == kubeflowv1.GroupVersion.Group {
-		if err := r.syncReplicaServices(ctx, job, out.ReplicaServices); err != nil {
+		var err error
+		if more, err = r.syncReplicaServices(ctx, job, out.ReplicaServices); err != nil {
 			errs = append(errs, err)
 		}
 		if err := r.applyAutoscaler(ctx, job, model, out); err != nil {
@@ -378,7 +386,7 @@ func (r *jobReconciler) applyDependents(ctx context.Context, job client.Object, 
 			errs = append(errs, err)
 		}
 	}
-	return errors.Join(errs...)
+	return more, errors.Join(errs...)
 }
 
 // applyAutoscaler applies render's HPA (an elastic Kubeflow PyTorchJob with metrics). HPAs are

@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"encoding/binary"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -916,7 +917,17 @@ func FuzzReadJob(f *testing.F) {
 // the same.
 func checkRender(t *testing.T, in Input) {
 	t.Helper()
+	observed := make([]*corev1.Pod, len(in.Pods))
+	for i, p := range in.Pods {
+		observed[i] = p.DeepCopy()
+	}
 	out, err := Render(in)
+	// The controller hands render the cache's own pods: render must leave them as they were.
+	for i, p := range in.Pods {
+		if !apiequality.Semantic.DeepEqual(observed[i], p) {
+			t.Fatalf("render changed the observed pod %s", p.Name)
+		}
+	}
 	if err != nil {
 		if err.Error() == "" {
 			t.Fatal("render refused the job with an empty error")

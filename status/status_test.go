@@ -2,6 +2,7 @@ package status
 
 import (
 	"errors"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"strconv"
 	"strings"
 	"testing"
@@ -83,11 +84,20 @@ func podOf(typ string, index int32, phase corev1.PodPhase, exit ...int32) corev1
 // derive renders j over pods at now and derives its status, as the controller does.
 func derive(t *testing.T, j render.Job, pods []corev1.Pod, now time.Time) (batch.TrainingJobStatus, *render.Output) {
 	t.Helper()
+	observed := make([]corev1.Pod, len(pods))
+	for i := range pods {
+		pods[i].DeepCopyInto(&observed[i])
+	}
 	out, err := render.Render(render.Input{Job: j, Pods: ptrs(pods), Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Derive(Input{Job: &j, Generation: 2, Current: j.Status, Pods: ptrs(pods), Out: out, Now: now}), out
+	st := Derive(Input{Job: &j, Generation: 2, Current: j.Status, Pods: ptrs(pods), Out: out, Now: now})
+	// The controller hands status the cache's own pods: Derive must leave them as they were.
+	if !equality.Semantic.DeepEqual(observed, pods) {
+		t.Fatal("render or Derive changed the observed pods")
+	}
+	return st, out
 }
 
 // ptrs points at each pod, as render's and status's inputs hold them.
