@@ -198,6 +198,16 @@ func TestWriteGateLimit(t *testing.T) {
 	}
 }
 
+// acquire takes n slots of g for owner at priority p, each granted at once.
+func acquire(t *testing.T, ctx context.Context, g *WriteGate, n int, owner string, p Priority) {
+	t.Helper()
+	for range n {
+		if err := g.Acquire(ctx, owner, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func repeat[T any](x T, n int) []T {
 	out := make([]T, n)
 	for i := range out {
@@ -209,11 +219,7 @@ func repeat[T any](x T, n int) []T {
 func TestWriteGateHoldsNoMoreThanItsLimit(t *testing.T) {
 	g := NewWriteGate(GateOptions{Max: 3, Min: 1})
 	ctx := context.Background()
-	for range 3 {
-		if err := g.Acquire(ctx, "a", PriorityNormal); err != nil {
-			t.Fatal(err)
-		}
-	}
+	acquire(t, ctx, g, 3, "a", PriorityNormal)
 	q := enqueue(t, ctx, g, "fourth", "b", PriorityStatus)
 	select {
 	case <-q.done:
@@ -311,11 +317,7 @@ func TestWriteGateTransport(t *testing.T) {
 func TestWriteGateKeepsHalfItsBoundFromDeletions(t *testing.T) {
 	g := NewWriteGate(GateOptions{Max: 4, Min: 1})
 	ctx := context.Background()
-	for range 2 {
-		if err := g.Acquire(ctx, "finished", PriorityCleanUp); err != nil {
-			t.Fatal(err)
-		}
-	}
+	acquire(t, ctx, g, 2, "finished", PriorityCleanUp)
 	third := enqueue(t, ctx, g, "third deletion", "finished", PriorityCleanUp)
 	// Two slots are free, but not for a third deletion: a status write takes one at once.
 	if err := g.Acquire(ctx, "running", PriorityStatus); err != nil {
