@@ -110,7 +110,6 @@ type jobMemory struct {
 	createRefused string
 }
 
-// memory is the job's record, created on first use. The caller holds r.mu.
 // podsOf is the number of pods the job of uid wants, as of its last round (0 before its first).
 func (r *jobReconciler) podsOf(uid types.UID) int {
 	r.mu.Lock()
@@ -121,6 +120,7 @@ func (r *jobReconciler) podsOf(uid types.UID) int {
 	return 0
 }
 
+// memory is the job's record, created on first use. The caller holds r.mu.
 func (r *jobReconciler) memory(uid types.UID) *jobMemory {
 	m := r.jobs[uid]
 	if m == nil {
