@@ -188,16 +188,21 @@ spec:
 		return !w && !pg, fmt.Sprintf("Workload %v, PodGroup %v", w, pg)
 	})
 	t.Logf("first's Workload and PodGroup were deleted %.1f s after it Succeeded", time.Since(freed).Seconds())
-	// With first's pods gone and small finished, the 24 gangGPU are free: big binds whole.
-	var lastBound int
+	// With first's pods gone and small finished, the 24 gangGPU are free: big binds whole. The
+	// scheduler admits a gang whole at Permit (none bound above while it could not fit), then binds
+	// each pod in its own binding cycle, one API call each: a poll may see some bound before the
+	// rest, so the test asks for all three, not for one instant.
+	var partial []int
 	eventually(t, 90*time.Second, "big's 3 pods bound", func() (bool, string) {
 		bound, _, _ := boundPods(ctx, t, c, ns, "big")
-		if bound != 0 && bound != 3 && lastBound == 0 {
-			t.Errorf("big: %d of 3 pods bound: a gang binds whole", bound)
+		if bound != 0 && bound != 3 {
+			partial = append(partial, bound)
 		}
-		lastBound = bound
 		return bound == 3, fmt.Sprintf("%d bound", bound)
 	})
+	if len(partial) > 0 {
+		t.Logf("big: seen part-bound while its binds were in flight: %v of 3", partial)
+	}
 	t.Logf("big: all 3 pods bound %.1f s after first Succeeded", time.Since(freed).Seconds())
 	waitPhase(ctx, t, c, ns, "big", batch.JobRunning)
 }
