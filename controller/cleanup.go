@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
 	"github.com/trainyard/trainyard/apply"
 	"github.com/trainyard/trainyard/render"
@@ -142,14 +141,13 @@ func (r *jobReconciler) syncReplicaServices(ctx context.Context, job client.Obje
 	if synced != nil && *synced == want {
 		return false, nil
 	}
-	// Note: no deep copy of the cache's Services (a 1,000-pod job has as many): they are only read.
-	var list corev1.ServiceList
-	if err := r.client.List(ctx, &list, client.InNamespace(job.GetNamespace()),
-		client.MatchingLabels{batch.LabelOwnerKind: r.kind.gvk.Kind, batch.LabelOwnerName: job.GetName()}, client.UnsafeDisableDeepCopy); err != nil {
+	// Note: the cache's own Services (a 1,000-pod job has as many): they are only read.
+	cached, err := r.services.of(uid)
+	if err != nil {
 		return false, err
 	}
 	owner := string(job.GetUID())
-	services := apply.Observe(r.svcExp, owner, pointers(list.Items), r.now())
+	services := apply.Observe(r.svcExp, owner, cached, r.now())
 	live := make(map[string]*corev1.Service, len(services))
 	for _, s := range services {
 		if ownedBy(s, job) && s.Labels[kubeflowv1.LabelReplicaType] != "" {

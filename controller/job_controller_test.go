@@ -46,7 +46,7 @@ type cluster struct {
 func newCluster(t *testing.T, job *batch.PyTorchTrainingJob) *cluster {
 	c := &cluster{t: t, deletes: map[string]int{}}
 	c.server = fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(job).WithStatusSubresource(job).
-		WithIndex(&corev1.Pod{}, podControllerIndex, controllerUID).Build()
+		WithIndex(&corev1.Pod{}, controllerIndex, controllerUID).Build()
 	c.client = interceptor.NewClient(c.server, interceptor.Funcs{
 		Get: func(ctx context.Context, cl client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 			c.mu.Lock()
@@ -420,6 +420,126 @@ func TestStatusIsBatchedButOutcomesAreWrittenAtOnce(t *testing.T) {
 	reconcileOnce(t, r) // the outcome is written at once, within the interval
 	if got, _ := c.get(); got.Status.Phase != batch.JobSucceeded {
 		t.Fatalf("100ms after the master succeeded the job is %s; want Succeeded at once", got.Status.Phase)
+	}
+}
+
+func TestAFinishedJobsCleanUpIsWrittenWhenItEnds(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c, r := newJobCreatedAt(t, &now)
+	reconcileOnce(t, r)
+	workers := []string{"j-worker-0", "j-worker-1", "j-worker-2"}
+	for _, p := range append([]string{"j-master-0"}, workers...) {
+		c.setPod(p, corev1.PodRunning, nil)
+	}
+	now = now.Add(time.Second)
+	reconcileOnce(t, r) // Running
+	// The workers' deletions leave them terminating, as a kubelet does until their containers stop.
+	setFinalizers := func(fin []string, workers ...string) {
+		for _, name := range workers {
+			var p corev1.Pod
+			if err := c.server.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: name}, &p); err != nil {
+				t.Fatal(err)
+			}
+			p.Finalizers = fin
+			if err := c.server.Update(context.Background(), &p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	setFinalizers([]string{"test/kubelet"}, workers...)
+	c.setPod("j-master-0", corev1.PodSucceeded, ptr(int32(0)))
+	now = now.Add(2 * time.Second)
+	reconcileOnce(t, r) // Succeeded at once; the running workers are deleted in the background
+	if got, _ := c.get(); got.Status.Phase != batch.JobSucceeded {
+		t.Fatalf("the master succeeded: job %s; want Succeeded", got.Status.Phase)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, pods := c.get()
+		terminating := 0
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp != nil {
+				terminating++
+			}
+		}
+		if terminating == len(workers) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d workers terminating 10s after the job succeeded", terminating, len(workers))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	c.takeWrites()
+	setFinalizers(nil, workers[0]) // the first worker is gone
+	now = now.Add(2 * time.Second)
+	res := reconcileOnce(t, r) // the status waits for the clean-up to end
+	if w := c.takeWrites(); len(w) != 0 || res.RequeueAfter != 8*time.Second {
+		t.Fatalf("clean-up under way 2s after the outcome: wrote %v, requeue after %s; want nothing and 8s", w, res.RequeueAfter)
+	}
+	setFinalizers(nil, workers[1:]...) // the others are gone
+	now = now.Add(100 * time.Millisecond)
+	reconcileOnce(t, r)
+	got, _ := c.get()
+	if w := c.takeWrites(); len(w) != 1 || got.Status.Aggregate.Deleted != 3 || got.Status.Aggregate.Succeeded != 1 {
+		t.Fatalf("clean-up over: wrote %v, aggregate %+v; want one status write with 3 deleted and 1 succeeded", w, got.Status.Aggregate)
+	}
+	for _, task := range got.Status.Tasks {
+		if task.Type == "worker" && len(task.ReplicaStatus) != 0 {
+			t.Errorf("the workers are gone but the status lists %v", task.ReplicaStatus)
+		}
+	}
+}
+
+func TestTheServiceIsAppliedAgainOnlyWhenItOrTheJobChanged(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c, r := newJobCreatedAt(t, &now)
+	serviceApplies := func() int {
+		n := 0
+		for _, w := range c.takeWrites() {
+			if w == "apply Service j" {
+				n++
+			}
+		}
+		return n
+	}
+	reconcileOnce(t, r)
+	if n := serviceApplies(); n != 1 {
+		t.Fatalf("first round applied the Service %d times; want once", n)
+	}
+	for range 2 {
+		now = now.Add(time.Second)
+		reconcileOnce(t, r)
+	}
+	if n := serviceApplies(); n != 0 {
+		t.Fatalf("the Service was applied %d times more with nothing changed; want none", n)
+	}
+	// Someone edits the Service: the operator's intent is applied again.
+	var svc corev1.Service
+	if err := c.server.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "j"}, &svc); err != nil {
+		t.Fatal(err)
+	}
+	svc.Annotations = nil
+	svc.Spec.PublishNotReadyAddresses = false
+	if err := c.server.Update(context.Background(), &svc); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Second)
+	reconcileOnce(t, r)
+	if n := serviceApplies(); n != 1 {
+		t.Fatalf("after an edit of the Service it was applied %d times; want once", n)
+	}
+	// The job's spec changes (a new port): so does the Service.
+	job, _ := c.get()
+	job.Spec.ReplicaSpecs[0].Template.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "metrics", ContainerPort: 9090}}
+	job.Generation++
+	if err := c.server.Update(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Second)
+	reconcileOnce(t, r)
+	if n := serviceApplies(); n != 1 {
+		t.Fatalf("after a change of the job's spec the Service was applied %d times; want once", n)
 	}
 }
 

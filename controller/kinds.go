@@ -1,6 +1,7 @@
 package controller
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -27,6 +28,15 @@ type jobKind struct {
 	// share memory with its argument.
 	apiStatus func(*batch.TrainingJobStatus, *render.Job) any
 	project   func(*batch.TrainingJobStatus, *render.Job) batch.TrainingJobStatus
+}
+
+// controls is obj's controller reference when its controller is a job of this kind, else nil.
+func (k jobKind) controls(obj metav1.Object) *metav1.OwnerReference {
+	ref := metav1.GetControllerOf(obj)
+	if ref == nil || ref.Kind != k.gvk.Kind || ref.APIVersion != k.gvk.GroupVersion().String() {
+		return nil
+	}
+	return ref
 }
 
 var pyTorchKind = t9kKind(jobKind{

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -236,7 +237,11 @@ func Run(ctx context.Context, o Options) error {
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return err
 	}
-	pods, err := indexPodsByController(ctx, mgr)
+	pods, err := indexByController[corev1.Pod](ctx, mgr, &corev1.Pod{})
+	if err != nil {
+		return err
+	}
+	services, err := indexByController[corev1.Service](ctx, mgr, &corev1.Service{})
 	if err != nil {
 		return err
 	}
@@ -244,7 +249,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	s := newShared(mgr.GetClient())
-	s.pods = pods
+	s.pods, s.services = pods, services
 	s.metrics.gate = gate
 	if err := s.metrics.register(); err != nil {
 		return err

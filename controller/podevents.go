@@ -5,7 +5,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -70,8 +69,8 @@ func (h podEventHandler) Generic(_ context.Context, e event.GenericEvent, q queu
 }
 
 func (h podEventHandler) wake(q queue, obj client.Object, urgent bool) {
-	ref := metav1.GetControllerOf(obj)
-	if ref == nil || ref.Kind != h.kind.gvk.Kind || ref.APIVersion != h.kind.gvk.GroupVersion().String() {
+	ref := h.kind.controls(obj)
+	if ref == nil {
 		return
 	}
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}}

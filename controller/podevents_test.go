@@ -117,3 +117,27 @@ func TestPodEventsIgnoreOtherKindsPods(t *testing.T) {
 		t.Errorf("a TensorFlowTrainingJob's pod woke %v in the PyTorchTrainingJob controller", q.adds)
 	}
 }
+
+func TestPodChangedPassesOnlyChangesOfTheKindsOwnPods(t *testing.T) {
+	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	waiting := corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}
+	rebound := eventPod(corev1.PodPending, waiting)
+	rebound.ResourceVersion, rebound.Spec.NodeName = "2", "node-1"
+	cases := map[string]struct {
+		kind     jobKind
+		old, pod *corev1.Pod
+		want     bool
+	}{
+		"its pod starts running":              {pyTorchKind, eventPod(corev1.PodPending, waiting), eventPod(corev1.PodRunning, running), true},
+		"its pod bound, nothing read changed": {pyTorchKind, eventPod(corev1.PodPending, waiting), rebound, false},
+		"another kind's pod starts running":   {tensorFlowKind, eventPod(corev1.PodPending, waiting), eventPod(corev1.PodRunning, running), false},
+		"a kubeflow.org kind sees a T9k pod":  {pyTorchJobKind, eventPod(corev1.PodPending, waiting), eventPod(corev1.PodRunning, running), false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := podChanged(tc.kind).Update(event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.pod}); got != tc.want {
+				t.Errorf("podChanged(%s) = %v; want %v", tc.kind.gvk.Kind, got, tc.want)
+			}
+		})
+	}
+}

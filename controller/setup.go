@@ -32,47 +32,49 @@ const IntentAnnotation = "batch.tensorstack.dev/applied-intent"
 // expectationTTL is how long a creation or deletion the cache has not shown is remembered.
 const expectationTTL = time.Minute
 
-// podControllerIndex indexes cached pods by the UID of their controller (the job).
-const podControllerIndex = "trainyard.controllerUID"
+// controllerIndex indexes cached pods and Services by the UID of their controller (the job).
+const controllerIndex = "trainyard.controllerUID"
 
-// podsByController is the pod informer's index of pods by the UID of their controller: a job's
-// pods as the cache's own objects. Note: controller-runtime's List copies every pod of a job
-// into a new slice (1.2 KB a pod, a 5,000-pod job's round 6 MB, a quarter of that job's
-// allocations); the index gives pointers, which render, status and Observe only read.
-type podsByController struct{ index toolscache.Indexer }
+// byController is an informer's index of objects by the UID of their controller: a job's pods,
+// or its Services, as the cache's own objects. Note: controller-runtime's List copies every pod of
+// a job into a new slice (1.2 KB a pod, a 5,000-pod job's round 6 MB, a quarter of that job's
+// allocations), and a List by label scans the whole namespace (200 Kubeflow jobs of 8 pods: 1,600
+// Services matched against a selector on every round of every job, 17% of that burst's CPU); the
+// index gives pointers to the job's own objects, which render, status and Observe only read.
+type byController[T any] struct{ index toolscache.Indexer }
 
-// indexPodsByController adds podControllerIndex to the manager's pod informer.
-func indexPodsByController(ctx context.Context, mgr ctrl.Manager) (podsByController, error) {
-	inf, err := mgr.GetCache().GetInformer(ctx, &corev1.Pod{})
+// indexByController adds controllerIndex to the manager's informer of obj's kind.
+func indexByController[T any](ctx context.Context, mgr ctrl.Manager, obj client.Object) (byController[T], error) {
+	inf, err := mgr.GetCache().GetInformer(ctx, obj)
 	if err != nil {
-		return podsByController{}, err
+		return byController[T]{}, err
 	}
 	shared, ok := inf.(interface{ GetIndexer() toolscache.Indexer })
 	if !ok {
-		return podsByController{}, fmt.Errorf("the cache's pod informer (%T) has no indexer", inf)
+		return byController[T]{}, fmt.Errorf("the cache's %T informer (%T) has no indexer", obj, inf)
 	}
-	err = inf.AddIndexers(toolscache.Indexers{podControllerIndex: func(obj any) ([]string, error) {
+	err = inf.AddIndexers(toolscache.Indexers{controllerIndex: func(obj any) ([]string, error) {
 		if o, ok := obj.(client.Object); ok {
 			return controllerUID(o), nil
 		}
 		return nil, nil
 	}})
-	return podsByController{index: shared.GetIndexer()}, err
+	return byController[T]{index: shared.GetIndexer()}, err
 }
 
-// of lists the pods whose controller has uid.
-func (p podsByController) of(uid types.UID) ([]*corev1.Pod, error) {
-	objs, err := p.index.ByIndex(podControllerIndex, string(uid))
+// of lists the objects whose controller has uid.
+func (x byController[T]) of(uid types.UID) ([]*T, error) {
+	objs, err := x.index.ByIndex(controllerIndex, string(uid))
 	if err != nil {
 		return nil, err
 	}
-	pods := make([]*corev1.Pod, 0, len(objs))
+	out := make([]*T, 0, len(objs))
 	for _, o := range objs {
-		if pod, ok := o.(*corev1.Pod); ok {
-			pods = append(pods, pod)
+		if t, ok := o.(*T); ok {
+			out = append(out, t)
 		}
 	}
-	return pods, nil
+	return out, nil
 }
 
 func controllerUID(o client.Object) []string {
@@ -91,8 +93,9 @@ type shared struct {
 	crds      *crdTracker
 	deletions *deletionTracker
 	// kueue is the cache of Kueue's objects, made once Kueue is installed (kueue.go).
-	kueue *kueueCache
-	pods  podsByController
+	kueue    *kueueCache
+	pods     byController[corev1.Pod]
+	services byController[corev1.Service]
 }
 
 func newShared(c client.Client) *shared {
@@ -119,6 +122,7 @@ func setupJobController(mgr ctrl.Manager, s *shared, kind jobKind, o Options) er
 		applier:           s.applier,
 		exp:               s.exp,
 		pods:              s.pods,
+		services:          s.services,
 		svcExp:            s.svcExp,
 		retry:             make(chan event.GenericEvent, retryBuffer),
 		recorder:          mgr.GetEventRecorder("trainyard"),
@@ -139,7 +143,7 @@ func setupJobController(mgr ctrl.Manager, s *shared, kind jobKind, o Options) er
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named(kind.gvk.Kind).
 		For(kind.newJob(), builder.WithPredicates(jobChanged)).
-		Watches(&corev1.Pod{}, podEvents(kind, o.PodEventCoalesce, r.podsOf), builder.WithPredicates(trackDeletions(s.deletions, s.exp, kind), podChanged())).
+		Watches(&corev1.Pod{}, podEvents(kind, o.PodEventCoalesce, r.podsOf), builder.WithPredicates(trackDeletions(s.deletions, s.exp, kind), podChanged(kind))).
 		Owns(&corev1.Service{}, builder.WithPredicates(serviceGone(s.svcExp, r.servicesChanged))).
 		Owns(&appsv1.Deployment{}).
 		Watches(&corev1.Node{}, jobsOnNode(mgr.GetClient(), kind), builder.WithPredicates(nodeReadyChanged())).
@@ -165,11 +169,7 @@ func setupJobController(mgr ctrl.Manager, s *shared, kind jobKind, o Options) er
 func trackDeletions(t *deletionTracker, exp *apply.Expectations, kind jobKind) predicate.Predicate {
 	ours := func(o client.Object) (*corev1.Pod, bool) {
 		p, ok := o.(*corev1.Pod)
-		if !ok {
-			return nil, false
-		}
-		ref := metav1.GetControllerOf(p)
-		return p, ref != nil && ref.Kind == kind.gvk.Kind && ref.APIVersion == kind.gvk.GroupVersion().String()
+		return p, ok && kind.controls(p) != nil
 	}
 	return predicate.Funcs{
 		CreateFunc: func(e event.CreateEvent) bool {
@@ -211,17 +211,18 @@ func serviceGone(exp *apply.Expectations, changed func(job types.UID)) predicate
 	}}
 }
 
-// podChanged passes pod updates that change what the (trimmed) cache holds, beside the
-// resourceVersion and the node: a pod bound to a node, or its unread status fields updated, wakes
-// no reconcile.
-func podChanged() predicate.Predicate {
+// podChanged passes the updates of pods of kind's jobs that change what the (trimmed) cache
+// holds, beside the resourceVersion and the node: a pod bound to a node, or its unread status
+// fields updated, wakes no reconcile. Another kind's pod is its own controller's (each kind's
+// controller sees every pod event: the comparison, made once per kind, was 3% of a burst's CPU).
+func podChanged(kind jobKind) predicate.Predicate {
 	return predicate.Funcs{UpdateFunc: func(e eventUpdate) bool {
 		oldPod, ok1 := e.ObjectOld.(*corev1.Pod)
 		newPod, ok2 := e.ObjectNew.(*corev1.Pod)
 		if !ok1 || !ok2 {
 			return true
 		}
-		return !samePod(oldPod, newPod)
+		return kind.controls(newPod) != nil && !samePod(oldPod, newPod)
 	}}
 }
 
