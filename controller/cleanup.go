@@ -146,7 +146,7 @@ func (r *jobReconciler) syncReplicaServices(ctx context.Context, job client.Obje
 	if err != nil {
 		return false, err
 	}
-	owner := string(job.GetUID())
+	owner := string(uid)
 	services := apply.Observe(r.svcExp, owner, cached, r.now())
 	live := make(map[string]*corev1.Service, len(services))
 	for _, s := range services {
