@@ -25,6 +25,9 @@ type Applier struct {
 	// intentKey is the annotation that carries the hash of the applied intent.
 	intentKey string
 
+	// deleter, when set, sends deletions instead of client (DeleteThroughMetadata).
+	deleter *metadataDeleter
+
 	mu sync.Mutex
 	// applied remembers the intent last applied to objects that are not read from a cache
 	// (ApplyUncached), by GroupVersionKind and name.
@@ -172,7 +175,12 @@ func (a *Applier) Delete(ctx context.Context, obj client.Object, uid types.UID, 
 	if force {
 		opts = append(opts, client.GracePeriodSeconds(0))
 	}
-	err := a.client.Delete(ctx, obj, opts...)
+	var err error
+	if a.deleter != nil {
+		err = a.deleter.delete(ctx, obj, opts...)
+	} else {
+		err = a.client.Delete(ctx, obj, opts...)
+	}
 	switch {
 	case err == nil, apierrors.IsNotFound(err):
 		return nil

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -249,6 +250,11 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	s := newShared(mgr.GetClient())
+	md, err := metadata.NewForConfig(mgr.GetConfig())
+	if err != nil {
+		return err
+	}
+	s.applier.DeleteThroughMetadata(md, mgr.GetRESTMapper(), mgr.GetScheme())
 	s.pods, s.services = pods, services
 	s.metrics.gate = gate
 	if err := s.metrics.register(); err != nil {
