@@ -31,6 +31,8 @@ type comparison struct {
 	floors []floorResult
 	sizes  []sizeResult
 	notes  []string
+	// settleNS holds the canary pods that check the cluster is idle before each size (settle).
+	settleNS string
 }
 
 // sizeResult is what one API's operator did at one size.
@@ -83,6 +85,11 @@ func (r sizeResult) windowName(phase string) string {
 // run goes on with the next API (the operator may be wedged), or stops if ctx ended.
 func (c *comparison) run(ctx context.Context) error {
 	var errs []error
+	ns, err := c.namespace(ctx, "settle")
+	if err != nil {
+		return err
+	}
+	c.settleNS = ns
 	if c.o.floor {
 		if err := c.runFloor(ctx); err != nil {
 			errs = append(errs, err)
@@ -117,7 +124,10 @@ func (c *comparison) runAPI(ctx context.Context, a api) error {
 	}
 	for _, s := range c.o.sizes {
 		r := sizeResult{api: a, size: s, ns: ns}
-		err := c.playSize(ctx, t, &r)
+		err := c.settle(ctx, fmt.Sprintf("%s %s", a, s))
+		if err == nil {
+			err = c.playSize(ctx, t, &r)
+		}
 		if err != nil {
 			r.broke = err.Error()
 		}
@@ -457,6 +467,16 @@ func (c *comparison) apfRejected(ctx context.Context) (float64, bool) {
 	v, err := localrun.APIServerMetricSum(ctx, c.conn.Config, "apiserver_flowcontrol_rejected_requests_total",
 		map[string]string{"priority_level": c.flow.PriorityLevel})
 	return v, err == nil
+}
+
+// settle waits until the cluster runs a new pod promptly before the size what is played (settle).
+func (c *comparison) settle(ctx context.Context, what string) error {
+	took, canaries, err := settle(ctx, c.conn.Kube, c.settleNS, c.o.phaseTimeout)
+	if err != nil {
+		return fmt.Errorf("settling the cluster before %s: %w", what, err)
+	}
+	logf("%s: the cluster settled in %s (%d canary pods)", what, took.Round(time.Millisecond), canaries)
+	return nil
 }
 
 // namespace creates a fresh namespace of the run.

@@ -67,7 +67,10 @@ func (c *comparison) runFloor(ctx context.Context) error {
 	b := &bench{o: c.o, res: &results{}, kube: c.conn.Kube, ns: ns, t: t}
 	for _, s := range c.o.sizes {
 		f := floorResult{size: s}
-		err := c.floorSize(ctx, b, kube, &f)
+		err := c.settle(ctx, "floor "+s.String())
+		if err == nil {
+			err = c.floorSize(ctx, b, kube, &f)
+		}
 		if err != nil {
 			f.broke = err.Error()
 		}
