@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -130,21 +131,50 @@ func TestCreateAllStopsWhenProceedSaysSo(t *testing.T) {
 	c := fake.NewClientBuilder().Build()
 	a := NewApplier(c, "test", intentKey)
 	errGone := errors.New("the owner is gone")
-	asked := 0
+	var asked atomic.Int32
 	// Asked after the canary and after every 4 more: the owner goes after the first 4.
 	created, err := a.CreateAll(context.Background(), pods(40), 4, CreateHooks{Proceed: func() error {
-		asked++
-		if asked > 1 {
+		if asked.Add(1) > 1 {
 			return errGone
 		}
 		return nil
 	}})
-	if !errors.Is(err, errGone) || created != 5 || asked != 2 {
-		t.Fatalf("CreateAll = %d, %v after %d questions; want 5 (the canary and 4 more), the owner's error, 2 questions", created, err, asked)
+	if !errors.Is(err, errGone) || created != 5 || asked.Load() != 2 {
+		t.Fatalf("CreateAll = %d, %v after %d questions; want 5 (the canary and 4 more), the owner's error, 2 questions", created, err, asked.Load())
 	}
 	var list corev1.PodList
 	if err := c.List(context.Background(), &list); err != nil || len(list.Items) != 5 {
 		t.Fatalf("%d pods exist (%v); want 5", len(list.Items), err)
+	}
+}
+
+// Creations sent but not answered (waiting behind a write gate, or a slow API server) are
+// cancelled once Proceed says stop, rather than all let through.
+func TestCreateAllCancelsWaitingCreationsWhenProceedSaysStop(t *testing.T) {
+	c := fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if obj.GetName() != "p-000" { // all but the canary wait a second for their answer
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(time.Second):
+				}
+			}
+			return c.Create(ctx, obj, opts...)
+		},
+	}).Build()
+	a := NewApplier(c, "test", intentKey)
+	errGone := errors.New("the owner is gone")
+	start := time.Now()
+	created, err := a.CreateAll(context.Background(), pods(200), 64, CreateHooks{Proceed: func() error {
+		if time.Since(start) > 150*time.Millisecond {
+			return errGone
+		}
+		return nil
+	}})
+	took := time.Since(start)
+	if !errors.Is(err, errGone) || created != 1 || took >= time.Second {
+		t.Fatalf("CreateAll = %d, %v in %s; want the canary only, the owner's error, well within the second the other 64 waited", created, err, took)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,12 +26,18 @@ type CreateHooks struct {
 	Before func(client.Object)
 	// Done is called for each attempted object with its result.
 	Done func(CreateResult)
-	// Proceed is asked after the canary and then every maxParallel objects; an error stops
-	// CreateAll, which
-	// returns it: the owner of the objects may have gone meanwhile (a job deleted while its
-	// thousand pods are created must not get the rest).
+	// Proceed is asked after the canary, every maxParallel objects and every proceedEvery while
+	// creations are under way (from another goroutine: it must be safe to call concurrently); an
+	// error stops CreateAll, which returns it: the owner of the objects may have gone meanwhile
+	// (a job deleted while its thousand pods are created must not get the rest).
 	Proceed func() error
 }
+
+// proceedEvery is how often CreateAll asks Proceed while creations are under way. Creations sent
+// but still waiting (behind the WriteGate, or for an answer) are then cancelled: a window of 64
+// waiting behind a slow API server took two seconds to drain, and a deleted job's pods went on
+// being created for that long.
+const proceedEvery = 100 * time.Millisecond
 
 // CreateAll creates objs with POST, once each: one object first, as a canary, then the rest with
 // up to maxParallel in flight, a new one sent as soon as one is answered (a window, not batches:
@@ -89,6 +96,14 @@ func (a *Applier) CreateAll(ctx context.Context, objs []client.Object, maxParall
 	if failed() {
 		return created, errors.Join(errs...)
 	}
+	parent := ctx
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if hooks.Proceed != nil {
+		watching := make(chan struct{})
+		defer close(watching)
+		go askEvery(watching, hooks.Proceed, cancel)
+	}
 	slots := make(chan struct{}, maxParallel)
 	var wg sync.WaitGroup
 	var stopped error
@@ -98,8 +113,13 @@ func (a *Applier) CreateAll(ctx context.Context, objs []client.Object, maxParall
 			<-slots
 			break
 		}
+		if stopped = context.Cause(ctx); stopped != nil && parent.Err() == nil {
+			<-slots
+			break
+		}
 		if i%maxParallel == 0 && hooks.Proceed != nil {
 			if stopped = hooks.Proceed(); stopped != nil {
+				cancel(stopped)
 				<-slots
 				break
 			}
@@ -112,8 +132,28 @@ func (a *Applier) CreateAll(ctx context.Context, objs []client.Object, maxParall
 		}()
 	}
 	wg.Wait()
+	if cause := context.Cause(ctx); stopped == nil && cause != nil && parent.Err() == nil {
+		stopped = cause // Proceed said stop while the last creations waited
+	}
 	if stopped != nil {
 		return created, stopped
 	}
 	return created, errors.Join(errs...)
+}
+
+// askEvery asks proceed every proceedEvery until done is closed, and cancels with its error.
+func askEvery(done <-chan struct{}, proceed func() error, cancel context.CancelCauseFunc) {
+	tick := time.NewTicker(proceedEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+			if err := proceed(); err != nil {
+				cancel(err)
+				return
+			}
+		}
+	}
 }
