@@ -618,7 +618,7 @@ func (r *jobReconciler) currentStatus(job client.Object, cached *batch.TrainingJ
 // cleanUpStatusWait is how many status intervals a finished job's status waits while its
 // clean-up's pods go: the pods' departures are written once, when the last has gone, rather
 // than once per interval (200 jobs of 8 pods: 800 of a burst's 1,068 status writes, each one
-// a job event and a reconcile more); a clean-up that stalls is still reported at this pace.
+// a patch and a job watch event more); a clean-up that stalls is still reported at this pace.
 const cleanUpStatusWait = 10
 
 // cleaningUp: pods of the job are being deleted, or are about to be (render's deletions).
