@@ -99,6 +99,13 @@ func (a *Applier) CreateAll(ctx context.Context, objs []client.Object, maxParall
 	parent := ctx
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	// toldToStop is Proceed's error once it said stop (not the caller's own cancellation).
+	toldToStop := func() error {
+		if parent.Err() != nil {
+			return nil
+		}
+		return context.Cause(ctx)
+	}
 	if hooks.Proceed != nil {
 		watching := make(chan struct{})
 		defer close(watching)
@@ -113,7 +120,7 @@ func (a *Applier) CreateAll(ctx context.Context, objs []client.Object, maxParall
 			<-slots
 			break
 		}
-		if stopped = context.Cause(ctx); stopped != nil && parent.Err() == nil {
+		if stopped = toldToStop(); stopped != nil {
 			<-slots
 			break
 		}
@@ -132,8 +139,8 @@ func (a *Applier) CreateAll(ctx context.Context, objs []client.Object, maxParall
 		}()
 	}
 	wg.Wait()
-	if cause := context.Cause(ctx); stopped == nil && cause != nil && parent.Err() == nil {
-		stopped = cause // Proceed said stop while the last creations waited
+	if stopped == nil {
+		stopped = toldToStop() // Proceed said stop while the last creations waited
 	}
 	if stopped != nil {
 		return created, stopped

@@ -107,8 +107,8 @@ type jobMemory struct {
 	// servicesInSync: a Kubeflow job's per-replica Services were all there, and none extra, for
 	// this generation and this many desired (see syncReplicaServices).
 	servicesInSync *servicesSync
-	// services: the job's Services (by name) last found as render wants them.
-	services map[string]serviceSeen
+	// servicesSeen: the job's Services (by name) last found as render wants them.
+	servicesSeen map[string]serviceSeen
 	// runningSince is when the job was first found Running while its status did not say so yet.
 	runningSince time.Time
 	// createRefused is the API server's refusal of the job's last pod creation, until pods are
@@ -457,7 +457,7 @@ func (r *jobReconciler) applyService(ctx context.Context, job client.Object, nam
 		seen := serviceSeen{generation: job.GetGeneration(), resourceVersion: live.ResourceVersion}
 		r.mu.Lock()
 		m := r.memory(job.GetUID())
-		same := m.services[name] == seen
+		same := m.servicesSeen[name] == seen
 		r.mu.Unlock()
 		if same {
 			return nil
@@ -465,10 +465,10 @@ func (r *jobReconciler) applyService(ctx context.Context, job client.Object, nam
 		patched, err := r.applier.Apply(ctx, desired, &live)
 		if err == nil && !patched {
 			r.mu.Lock()
-			if m.services == nil {
-				m.services = map[string]serviceSeen{}
+			if m.servicesSeen == nil {
+				m.servicesSeen = map[string]serviceSeen{}
 			}
-			m.services[name] = seen
+			m.servicesSeen[name] = seen
 			r.mu.Unlock()
 		}
 		return err

@@ -8,9 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/trainyard/trainyard/hack/internal/localrun"
 )
 
 // settleQuick is how soon an idle cluster runs a canary pod: created, scheduled and Running.
@@ -54,7 +53,7 @@ func runCanary(ctx context.Context, kube client.Client, ns, name string, timeout
 		return 0, fmt.Errorf("creating canary %s: %w", name, err)
 	}
 	var took time.Duration
-	err := poll(ctx, timeout, func() (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		var p corev1.Pod
 		if err := kube.Get(ctx, client.ObjectKeyFromObject(pod), &p); err != nil {
 			return false, err
@@ -68,25 +67,8 @@ func runCanary(ctx context.Context, kube client.Client, ns, name string, timeout
 	if err != nil {
 		return took, fmt.Errorf("canary %s not Running: %w", name, err)
 	}
-	return took, poll(ctx, timeout, func() (bool, error) {
+	return took, wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		err := kube.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{})
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})
-}
-
-// poll calls done every 50 ms until it reports true or an error, or timeout passes.
-func poll(ctx context.Context, timeout time.Duration, done func() (bool, error)) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, err := done()
-		if err != nil || ok {
-			return err
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not done in %s", timeout)
-		}
-		if err := localrun.Sleep(ctx, 50*time.Millisecond); err != nil {
-			return err
-		}
-	}
 }
