@@ -128,7 +128,10 @@ func (r *jobReconciler) deleteInBackground(ctx context.Context, job client.Objec
 // A round creates at most maxPodsPerRound Services, in render's order (the pods' order), and
 // reports whether more are missing: a 5,000-pod job's Services then go out a slice per round
 // beside its pods, rather than all 5,000 ahead of the first round's pods.
-func (r *jobReconciler) syncReplicaServices(ctx context.Context, job client.Object, desired render.ReplicaServices) (more bool, err error) {
+//
+// create false: the missing Services are not created in this round (the job's pods go first, see
+// replicaServicesNow); more then reports them.
+func (r *jobReconciler) syncReplicaServices(ctx context.Context, job client.Object, desired render.ReplicaServices, create bool) (more bool, err error) {
 	// Note: a 5,000-pod job has 5,000 Services. Once they are in sync they are looked at again only
 	// when the job's generation or the number wanted changes, or one is deleted. This was meant to
 	// cut the 5,000-pod PyTorchJob's CPU; make bench-scale measured no change (19.2 and 19.9
@@ -174,6 +177,9 @@ func (r *jobReconciler) syncReplicaServices(ctx context.Context, job client.Obje
 		}
 	}
 	r.deleteInBackground(ctx, job, gone)
+	if len(missing) > 0 && !create {
+		return true, nil
+	}
 	if len(missing) == 0 {
 		if len(gone) == 0 && !r.servicesPending(owner) {
 			r.mu.Lock()

@@ -338,9 +338,10 @@ func (r *jobReconciler) act(ctx context.Context, job client.Object, model *rende
 	// The Service and the TensorBoard go out beside the pods: nothing waits on them. The PodGroup
 	// must exist before any pod (the gang scheduler reads it), so it comes first.
 	dependents := make(chan error, 1)
+	servicesNow := r.replicaServicesNow(job.GetUID(), out)
 	go func() {
 		var err error
-		a.moreServices, err = r.applyDependents(ctx, job, model, out)
+		a.moreServices, err = r.applyDependents(ctx, job, model, out, servicesNow)
 		dependents <- err
 	}()
 	var errs []error
@@ -372,16 +373,35 @@ func (r *jobReconciler) act(ctx context.Context, job client.Object, model *rende
 	return a
 }
 
+// replicaServicesNow: a Kubeflow job's missing per-replica Services are created in this round.
+// They wait while the round creates pods, unless the job's last pod creation was refused.
+//
+// Why: pods first. The scheduler waits on the pods, and nothing waits on a Service until its
+// pods run. In a burst of 200 jobs of 8, creating both side by side doubled the time to all
+// pods existing (35.3 s against the T9k kind's 17.6 s), and every job Running came 14 s later.
+// A job whose round created pods is queued again at once, behind the jobs already waiting, and
+// its next round, which finds its pods, creates its Services. A refused creation (a quota, a
+// webhook) would make every round one that creates pods: the Services then go beside them.
+func (r *jobReconciler) replicaServicesNow(uid types.UID, out *render.Output) bool {
+	if len(out.Pods) == 0 {
+		return true
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.memory(uid).createRefused != ""
+}
+
 // applyDependents applies the job's Service and TensorBoard, and a Kubeflow job's per-replica
-// Services and HPA; more: per-replica Services are still to be created.
-func (r *jobReconciler) applyDependents(ctx context.Context, job client.Object, model *render.Job, out *render.Output) (more bool, _ error) {
+// Services and HPA; more: per-replica Services are still to be created. The missing per-replica
+// Services are created only when servicesNow (replicaServicesNow).
+func (r *jobReconciler) applyDependents(ctx context.Context, job client.Object, model *render.Job, out *render.Output, servicesNow bool) (more bool, _ error) {
 	var errs []error
 	if err := r.applyService(ctx, job, job.GetName(), out.Service); err != nil {
 		errs = append(errs, err)
 	}
 	if r.kind.gvk.Group == kubeflowv1.GroupVersion.Group {
 		var err error
-		if more, err = r.syncReplicaServices(ctx, job, out.ReplicaServices); err != nil {
+		if more, err = r.syncReplicaServices(ctx, job, out.ReplicaServices, servicesNow); err != nil {
 			errs = append(errs, err)
 		}
 		if err := r.applyAutoscaler(ctx, job, model, out); err != nil {
