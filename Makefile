@@ -146,7 +146,7 @@ bench: ## Run the render benchmarks.
 	go test -run '^$$' -bench . -benchmem ./render/...
 
 .PHONY: bench-scale
-bench-scale: build ## Both APIs (PyTorchTrainingJob, kubeflow.org PyTorchJob) at 50x8, 1x1000, 200x8, 1x5000 beside the floor and Kubeflow's tuned figures, on a 20-node cluster (.devcluster/bench/results.md); BENCH_ARGS='--scale=small' for a light run, '--scenarios=gang-restart' for the gang restart.
+bench-scale: build ## Both APIs (PyTorchTrainingJob, kubeflow.org PyTorchJob) at 50x8, 1x1000, 200x8, 1x5000 beside the floor and Kubeflow's tuned figures, on a 20-node cluster (.devcluster/bench/results.md); BENCH_ARGS='--scale=small' for a light run, '--runs=3' for medians of 3 runs, '--scenarios=gang-restart' for the gang restart.
 	go run ./hack/benchscale $(BENCH_ARGS)
 
 .PHONY: soak

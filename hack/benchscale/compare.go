@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,7 +21,7 @@ import (
 )
 
 // comparison plays the sizes scenario: the floor at every size, then, for each API, every size
-// against a fresh operator process.
+// --runs times, each run against a fresh operator process.
 type comparison struct {
 	o      options
 	repo   string
@@ -29,17 +30,21 @@ type comparison struct {
 	flow   localrun.Flow       // how APF classifies the identity's requests
 	runID  string              // suffix of the run's namespaces
 	floors []floorResult
-	sizes  []sizeResult
-	notes  []string
+	// sizes holds, per API and size in the order played, the results of its runs (--runs; fewer
+	// when one broke).
+	sizes [][]sizeResult
+	notes []string
 	// settleNS holds the canary pods that check the cluster is idle before each size (settle).
 	settleNS string
 }
 
-// sizeResult is what one API's operator did at one size.
+// sizeResult is what one API's operator did at one size, in one of its runs.
 type sizeResult struct {
 	api  api
 	size size
 	ns   string
+	// run is the run's number, from 1, of runs (--runs).
+	run, runs int
 	// created is the first create call; started the end of the start phase (every job Running
 	// with all its pods, settled, or a master's exit); end when every job and pod was gone.
 	created, started, end time.Time
@@ -54,7 +59,7 @@ type sizeResult struct {
 	cpu, cpuStart float64
 	cpuOK         bool
 	// rssRunningKB is VmRSS at the start phase's end; hwmKB VmHWM at the end (a fresh operator
-	// per size: the size's peak).
+	// per run: the run's peak).
 	rssRunningKB, hwmKB int64
 	// rest409, rest429: rest_client_requests_total answered 409 and 429, on the operator's
 	// /metrics, over the size (restOK: both readings worked).
@@ -69,20 +74,53 @@ type sizeResult struct {
 	apfRejected float64
 	apfOK       bool
 	operatorCmd string
-	broke       string // why the size did not finish
+	broke       string // why the run did not finish
 }
 
-// windowName names a size's audit window ("" for the whole size, "start" for the start phase).
-func (r sizeResult) windowName(phase string) string {
-	name := fmt.Sprintf("%s %s", r.api, r.size)
-	if phase != "" {
-		name += " " + phase
+// runName is "run 2/3" when the size is played more than once (--runs), else "".
+func (r sizeResult) runName() string {
+	if r.runs <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("run %d/%d", r.run, r.runs)
+}
+
+// sizeName names the size and the run: "200x8", "200x8 run 2/3".
+func (r sizeResult) sizeName() string {
+	return strings.TrimSpace(r.size.String() + " " + r.runName())
+}
+
+// label names the run in the log, the notes and the writes table: "t9k 200x8", "t9k 200x8 run 2/3".
+func (r sizeResult) label() string { return string(r.api) + " " + r.sizeName() }
+
+// fileName names the run's files (the operator's log, its profiles): "t9k-200x8",
+// "t9k-200x8-run2".
+func (r sizeResult) fileName() string {
+	name := fmt.Sprintf("%s-%s", r.api, r.size)
+	if r.runs > 1 {
+		name += fmt.Sprintf("-run%d", r.run)
 	}
 	return name
 }
 
-// run plays the floor and then every API at every size; a size that breaks is reported and the
-// run goes on with the next API (the operator may be wedged), or stops if ctx ended.
+// jobName names the run's job i: the size's name, prefixed with the run when there are several
+// (r2-s200x8-007), so that a run's jobs never meet the Services of the last run's jobs of the
+// same name, which the garbage collector may not yet have removed.
+func (r sizeResult) jobName(i int) string {
+	if r.runs <= 1 {
+		return r.size.jobName(i)
+	}
+	return fmt.Sprintf("r%d-%s", r.run, r.size.jobName(i))
+}
+
+// windowName names a run's audit window ("" for the whole size, "start" for the start phase):
+// each run has its own.
+func (r sizeResult) windowName(phase string) string {
+	return strings.TrimSpace(r.label() + " " + phase)
+}
+
+// run plays the floor and then every API at every size; a run of a size that breaks is reported
+// and the run goes on with the next API (the operator may be wedged), or stops if ctx ended.
 func (c *comparison) run(ctx context.Context) error {
 	var errs []error
 	ns, err := c.namespace(ctx, "settle")
@@ -109,8 +147,8 @@ func (c *comparison) run(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// runAPI plays every size with one API, each against a fresh operator, in a namespace of the
-// API's own.
+// runAPI plays every size with one API, --runs times in a row, each run against a fresh
+// operator, in a namespace of the API's own.
 func (c *comparison) runAPI(ctx context.Context, a api) error {
 	ns, err := c.namespace(ctx, string(a))
 	if err != nil {
@@ -123,17 +161,21 @@ func (c *comparison) runAPI(ctx context.Context, a api) error {
 		return err
 	}
 	for _, s := range c.o.sizes {
-		r := sizeResult{api: a, size: s, ns: ns}
-		err := c.settle(ctx, fmt.Sprintf("%s %s", a, s))
-		if err == nil {
-			err = c.playSize(ctx, t, &r)
-		}
-		if err != nil {
-			r.broke = err.Error()
-		}
-		c.sizes = append(c.sizes, r)
-		if err != nil {
-			return fmt.Errorf("%s: %w", s, err)
+		c.sizes = append(c.sizes, nil)
+		runs := &c.sizes[len(c.sizes)-1]
+		for run := 1; run <= c.o.runs; run++ {
+			r := sizeResult{api: a, size: s, ns: ns, run: run, runs: c.o.runs}
+			err := c.settle(ctx, r.label())
+			if err == nil {
+				err = c.playSize(ctx, t, &r)
+			}
+			if err != nil {
+				r.broke = err.Error()
+			}
+			*runs = append(*runs, r)
+			if err != nil {
+				return fmt.Errorf("%s: %w", r.sizeName(), err)
+			}
 		}
 	}
 	return nil
@@ -143,11 +185,11 @@ func (c *comparison) runAPI(ctx context.Context, a api) error {
 // to succeed), deletes them and waits until they and their pods are gone, measuring as it goes.
 func (c *comparison) playSize(ctx context.Context, t *tracker, r *sizeResult) error {
 	s := r.size
-	logf("%s %s: starting a fresh operator", r.api, s)
+	logf("%s: starting a fresh operator", r.label())
 	op, err := localrun.StartOperator(ctx, localrun.OperatorConfig{
 		Bin:        localrun.InRepo(c.repo, c.o.operatorBin),
 		Kubeconfig: c.id.Kubeconfig,
-		LogPath:    filepath.Join(c.o.dir, fmt.Sprintf("operator-%s-%s.log", r.api, s)),
+		LogPath:    filepath.Join(c.o.dir, "operator-"+r.fileName()+".log"),
 		ExtraFlags: c.o.operatorFlags,
 		Pprof:      c.o.pprof,
 		Log:        logf,
@@ -167,9 +209,9 @@ func (c *comparison) playSize(ctx context.Context, t *tracker, r *sizeResult) er
 
 	names := make([]string, s.jobs)
 	for i := range names {
-		names[i] = s.jobName(i)
+		names[i] = r.jobName(i)
 	}
-	logf("%s %s: creating %d jobs of 1 master + %d workers", r.api, s, s.jobs, s.workers())
+	logf("%s: creating %d jobs of 1 master + %d workers", r.label(), s.jobs, s.workers())
 	profiled := c.profile(ctx, op, r, "profile")
 	defer profiled.Wait()
 	r.created = time.Now()
@@ -203,25 +245,26 @@ func (c *comparison) playSize(ctx context.Context, t *tracker, r *sizeResult) er
 	r.gateCuts, r.gateOK = after.gateCuts-before.gateCuts, before.gateOK && after.gateOK
 	r.apfRejected, r.apfOK = after.apfRejected-before.apfRejected, before.apfOK && after.apfOK
 	if serr := op.Stop(); serr != nil {
-		c.notes = append(c.notes, fmt.Sprintf("%s %s: operator stop: %v", r.api, s, serr))
+		c.notes = append(c.notes, fmt.Sprintf("%s: operator stop: %v", r.label(), serr))
 	}
 	return errors.Join(err, derr)
 }
 
 // profile fetches a profile of the operator (kind "profile": CPU, for --pprof-seconds from now;
-// "heap") into <dir>/<kind>-<api>-<size>.pprof, in the background, when --pprof asks for it.
+// "heap") into <dir>/<kind>-<api>-<size>[-run<k>].pprof, in the background, when --pprof asks for
+// it.
 func (c *comparison) profile(ctx context.Context, op *localrun.Operator, r *sizeResult, kind string) *sync.WaitGroup {
 	var wg sync.WaitGroup
 	if !c.o.pprof || op.PprofAddr == "" {
 		return &wg
 	}
-	path := filepath.Join(c.o.dir, fmt.Sprintf("%s-%s-%s.pprof", kind, r.api, r.size))
+	path := filepath.Join(c.o.dir, kind+"-"+r.fileName()+".pprof")
 	wg.Go(func() {
 		if err := op.Profile(ctx, kind, c.o.pprofSeconds, path); err != nil {
-			logf("%s %s: %s profile: %v", r.api, r.size, kind, err)
+			logf("%s: %s profile: %v", r.label(), kind, err)
 			return
 		}
-		logf("%s %s: %s profile in %s", r.api, r.size, kind, path)
+		logf("%s: %s profile in %s", r.label(), kind, path)
 	})
 	return &wg
 }
@@ -231,7 +274,7 @@ func (c *comparison) profile(ctx context.Context, op *localrun.Operator, r *size
 // already exited (the completion phase has begun).
 func (c *comparison) waitStarted(ctx context.Context, b *bench, r *sizeResult, names []string) error {
 	timeout := c.o.phaseTimeout + time.Duration(r.size.pods())*60*time.Millisecond
-	return b.waitFor(ctx, fmt.Sprintf("%s %s: every job Running with all its pods running", r.api, r.size), timeout, func() (bool, string) {
+	return b.waitFor(ctx, r.label()+": every job Running with all its pods running", timeout, func() (bool, string) {
 		done, masterEnded := true, false
 		b.t.view(func(pods map[string]*podRecord, jobs map[string]*jobRecord) {
 			running := map[string]int{}
@@ -263,8 +306,8 @@ func (c *comparison) waitStarted(ctx context.Context, b *bench, r *sizeResult, n
 // waitCompleted waits until every burst job has Succeeded (its master exits 0) and the operator
 // has cleaned up its pods still running, and the status has settled.
 func (c *comparison) waitCompleted(ctx context.Context, b *bench, r *sizeResult) error {
-	logf("%s %s: waiting for the masters to exit 0 (run-duration %s) and the jobs to succeed", r.api, r.size, c.o.masterRun)
-	return b.waitFor(ctx, fmt.Sprintf("%s %s: every job Succeeded, its unfinished pods gone, settled", r.api, r.size), c.o.masterRun+c.o.phaseTimeout, func() (bool, string) {
+	logf("%s: waiting for the masters to exit 0 (run-duration %s) and the jobs to succeed", r.label(), c.o.masterRun)
+	return b.waitFor(ctx, r.label()+": every job Succeeded, its unfinished pods gone, settled", c.o.masterRun+c.o.phaseTimeout, func() (bool, string) {
 		done := true
 		b.t.view(func(pods map[string]*podRecord, jobs map[string]*jobRecord) {
 			for _, j := range jobs {
@@ -319,7 +362,7 @@ func sizeProgress(t *tracker) string {
 // pods itself (with no grace period: the garbage collector would take minutes over 5,000) and
 // waits until those are gone too.
 func (c *comparison) deleteAll(ctx context.Context, b *bench, r *sizeResult, names []string) error {
-	logf("%s %s: deleting the jobs and their pods", r.api, r.size)
+	logf("%s: deleting the jobs and their pods", r.label())
 	err := parallel(ctx, c.o.scale.createWorkers, names, func(ctx context.Context, name string) error {
 		err := c.conn.Kube.Delete(ctx, jobOf(r.api, r.ns, name, r.size, 0), client.PropagationPolicy(metav1.DeletePropagationBackground))
 		return client.IgnoreNotFound(err)

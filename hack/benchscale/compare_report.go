@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -23,7 +25,16 @@ func sizesHeader(repo string, o options, apf, loadBefore, loadAfter string) stri
 	if flags == "" {
 		flags = "(its default flags)"
 	}
-	fmt.Fprintf(&b, "Operator: `%s %s`, a fresh process per API and size.  \n", o.operatorBin, flags)
+	fresh := "per API and size"
+	if o.runs > 1 {
+		fresh = "per API, size and run"
+	}
+	fmt.Fprintf(&b, "Operator: `%s %s`, a fresh process %s.  \n", o.operatorBin, flags, fresh)
+	if o.runs > 1 {
+		fmt.Fprintf(&b, "Runs: each size of each API played %d times in a row; the figures are medians of %d runs, ranges in brackets "+
+			"(of an even count, the mean of the two middle runs; completion: the medians of each run's median and of each run's worst; "+
+			"a figure some run did not measure is the median of the others, \"2 of 3 runs\" in its brackets); the floor is played once.  \n", o.runs, o.runs)
+	}
 	fmt.Fprintf(&b, "Identity and APF: %s.  \n", apf)
 	if o.floor {
 		fmt.Fprintf(&b, "Floor: the same pods created by a bare client (client rate limit off, %d goroutines) under the same ServiceAccount, no operator.\n", o.floorConcurrency)
@@ -87,110 +98,221 @@ type sizeRow struct {
 func (c *comparison) apiTable(b *strings.Builder, a api, audit auditSummary) {
 	fmt.Fprintf(b, "## %s\n\n", a.kind())
 	b.WriteString("| size | figure | measured | target | met | Kubeflow tuned | ahead of it |\n|---|---|---|---|---|---|---|\n")
-	for _, r := range c.sizes {
-		if r.api != a {
+	for _, rs := range c.sizes {
+		if rs[0].api != a {
 			continue
 		}
-		for i, x := range c.sizeRows(r, audit) {
+		for i, x := range c.sizeRows(rs, audit) {
 			first := ""
 			if i == 0 {
-				first = "**" + r.size.title() + "**"
+				first = "**" + rs[0].size.title() + "**"
 			}
 			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", first, x.figure, dash(x.measured), dash(x.target), dash(x.met), dash(x.peer), dash(x.ahead))
 		}
-		if r.broke != "" {
-			fmt.Fprintf(b, "| | **the size broke** | %s | | | | |\n", strings.ReplaceAll(r.broke, "|", "/"))
+		for _, r := range rs {
+			if r.broke != "" {
+				fmt.Fprintf(b, "| | **%s broke** | %s | | | | |\n", cmp.Or(r.runName(), "the size"), strings.ReplaceAll(r.broke, "|", "/"))
+			}
 		}
 	}
 	b.WriteString("\n")
 }
 
-func (c *comparison) sizeRows(r sizeResult, audit auditSummary) []sizeRow {
-	peer := peerOf(r.size)
-	rows := []sizeRow{timeRow("all pods exist", r.allPodsExist, peer.allPodsExist)}
+// sizeRows are the rows of a size: each figure the median of its runs and, over several runs,
+// their range; the met and ahead columns judge the median.
+func (c *comparison) sizeRows(rs []sizeResult, audit auditSummary) []sizeRow {
+	s := rs[0].size
+	peer := peerOf(s)
+	rows := []sizeRow{timeRow("all pods exist", rs, func(r sizeResult) figure { return r.allPodsExist }, peer.allPodsExist)}
 
-	running := timeRow("every job Running", r.everyJobRunning, peer.everyJobRunning)
-	if f, ok := c.floorOf(r.size); ok && f.allRunning.ok {
+	jobsRunning := func(r sizeResult) figure { return r.everyJobRunning }
+	running := timeRow("every job Running", rs, jobsRunning, peer.everyJobRunning)
+	if f, ok := c.floorOf(s); ok && f.allRunning.ok {
 		limit := time.Duration(1.2 * float64(f.allRunning.d))
 		running.target = fmt.Sprintf("≤ 1.2 x floor %s = %s", secs(f.allRunning.d), secs(limit))
-		running.met = metBool(r.everyJobRunning.ok, r.everyJobRunning.d <= limit)
+		d := durations(rs, jobsRunning)
+		running.met = metBool(d.ok(), d.median <= limit)
 	}
 	rows = append(rows, running,
-		sizeRow{figure: "… the status counting all pods running", measured: fmtSecs(r.statusAllRunning)},
-		timeRow("all pods Running", r.allPodsRunning, peer.allPodsRunning))
+		timeRow("… the status counting all pods running", rs, func(r sizeResult) figure { return r.statusAllRunning }, 0),
+		timeRow("all pods Running", rs, func(r sizeResult) figure { return r.allPodsRunning }, peer.allPodsRunning))
+	if s.burst() {
+		rows = append(rows, completionRow(rs, peer))
+	}
+	conflicts, throttled := countRows(rs, audit, peer)
+	return append(rows, writesRow(rs, audit), conflicts, throttled, cpuRow(rs, peer), rssRow(rs, peer))
+}
 
-	if r.size.burst() {
-		x := sizeRow{figure: "master Succeeded → job Succeeded: median, worst", target: "≤ 0.1 s, ≤ 0.3 s", measured: "n/a (no job measured)"}
-		if cs := r.completion; cs.n > 0 {
-			x.measured = fmt.Sprintf("%s, %s%s", secs(cs.median), secs(cs.max), ofJobs(cs))
-			x.met = metBool(true, cs.median <= 100*time.Millisecond && cs.max <= 300*time.Millisecond)
-			if peer.completionMedian > 0 {
-				x.ahead = ahead(cs.median < peer.completionMedian && cs.max < peer.completionWorst,
-					cs.median <= peer.completionMedian && cs.max <= peer.completionWorst)
+// acrossRuns reads a figure of each run of a size and summarises them (medianOf); a run not
+// played, because an earlier one broke, counts as one that did not measure it.
+func acrossRuns[T number](rs []sizeResult, read func(sizeResult) (T, bool)) overRuns[T] {
+	readings := make([]reading[T], max(len(rs), rs[0].runs))
+	for i, r := range rs {
+		readings[i].v, readings[i].ok = read(r)
+	}
+	return medianOf(readings)
+}
+
+// durations reads a time figure of each run.
+func durations(rs []sizeResult, read func(sizeResult) figure) overRuns[time.Duration] {
+	return acrossRuns(rs, func(r sizeResult) (time.Duration, bool) {
+		f := read(r)
+		return f.d, f.ok
+	})
+}
+
+// timeRow is a time figure beside the peer's (none when zero); when no run measured it, it says
+// why the first did not.
+func timeRow(name string, rs []sizeResult, read func(sizeResult) figure, peer time.Duration) sizeRow {
+	d := durations(rs, read)
+	x := sizeRow{figure: name, measured: d.spell(secsNum, " s", fmtFigure(read(rs[0])))}
+	if peer > 0 {
+		x.peer = secs(peer)
+		if d.ok() {
+			x.ahead = ahead(d.median < peer, false)
+		}
+	}
+	return x
+}
+
+// completionRow: master Succeeded → job Succeeded, the median over the runs of each run's median
+// over its jobs, and likewise of each run's worst.
+func completionRow(rs []sizeResult, peer peerFigures) sizeRow {
+	x := sizeRow{figure: "master Succeeded → job Succeeded: median, worst", target: "≤ 0.1 s, ≤ 0.3 s", measured: "n/a (no job measured)"}
+	median := acrossRuns(rs, func(r sizeResult) (time.Duration, bool) { return r.completion.median, r.completion.n > 0 })
+	worst := acrossRuns(rs, func(r sizeResult) (time.Duration, bool) { return r.completion.max, r.completion.n > 0 })
+	if median.ok() {
+		var jobs spread // the jobs measured and in all, summed over the runs measured
+		for _, r := range rs {
+			if r.completion.n > 0 {
+				jobs.n, jobs.of = jobs.n+r.completion.n, jobs.of+r.completion.of
 			}
 		}
+		x.measured = fmt.Sprintf("%s, %s%s", median.spell(secsNum, " s", ""), worst.spell(secsNum, " s", ""), ofJobs(jobs))
+		x.met = metBool(true, median.median <= 100*time.Millisecond && worst.median <= 300*time.Millisecond)
 		if peer.completionMedian > 0 {
-			x.peer = fmt.Sprintf("%s, %s", secs(peer.completionMedian), secs(peer.completionWorst))
+			x.ahead = ahead(median.median < peer.completionMedian && worst.median < peer.completionWorst,
+				median.median <= peer.completionMedian && worst.median <= peer.completionWorst)
 		}
-		rows = append(rows, x)
 	}
+	if peer.completionMedian > 0 {
+		x.peer = fmt.Sprintf("%s, %s", secs(peer.completionMedian), secs(peer.completionWorst))
+	}
+	return x
+}
 
-	writes := sizeRow{figure: "writes per pod: start phase; whole size"}
+// runWrites are a run's writes in its start phase and over the whole size; why says, when it has
+// no writes per pod, why not.
+func runWrites(audit auditSummary, r sizeResult) (start, whole writeCounts, why string) {
 	start, okStart := audit.of(r.windowName("start"))
 	whole, okWhole := audit.of(r.windowName(""))
 	switch {
 	case !okStart || !okWhole:
-		writes.measured = "n/a (no audit log)"
+		why = "n/a (no audit log)"
 	case start.podsCreated == 0:
-		writes.measured = fmt.Sprintf("n/a (%d writes, no pod created)", start.total)
-	default:
-		writes.measured = fmt.Sprintf("%.2f (%d / %d); whole size %.2f", float64(start.total)/float64(start.podsCreated), start.total, start.podsCreated,
-			float64(whole.total)/float64(max(whole.podsCreated, 1)))
+		why = fmt.Sprintf("n/a (%d writes, no pod created)", start.total)
 	}
-
-	conflicts := sizeRow{figure: "409s: audit; client metrics", target: "0"}
-	throttled := sizeRow{figure: "429s: audit; client metrics; APF rejections; the write gate's cuts"}
-	if okWhole {
-		conflicts.measured = fmt.Sprintf("%d; %s", whole.conflicts, fmtCount(r.rest409, r.restOK))
-		conflicts.met = metBool(true, whole.conflicts == 0 && (!r.restOK || r.rest409 == 0))
-		throttled.measured = fmt.Sprintf("%d; %s; %s; %s", whole.throttled, fmtCount(r.rest429, r.restOK), fmtCount(r.apfRejected, r.apfOK), fmtCount(r.gateCuts, r.gateOK))
-		if peer.conflicts >= 0 {
-			conflicts.peer = fmt.Sprint(peer.conflicts)
-			conflicts.ahead = ahead(whole.conflicts < peer.conflicts, whole.conflicts <= peer.conflicts)
-		}
-	}
-	rows = append(rows, writes, conflicts, throttled)
-
-	cpu := sizeRow{figure: "operator CPU-seconds per 1,000 pods (start phase)", measured: "n/a"}
-	if r.cpuOK && r.size.pods() > 0 {
-		per := r.cpu / float64(r.size.pods()) * 1000
-		cpu.measured = fmt.Sprintf("%.2f s (%.2f s); %.2f s in all", per, r.cpuStart/float64(r.size.pods())*1000, r.cpu)
-		if peer.cpuPer1000 > 0 {
-			cpu.target, cpu.peer = "< the peer's", fmt.Sprintf("%.1f s", peer.cpuPer1000)
-			cpu.met = metBool(true, per < peer.cpuPer1000)
-			cpu.ahead = ahead(per < peer.cpuPer1000, false)
-		}
-	}
-	rss := sizeRow{figure: "operator RSS when Running; peak (VmHWM)", measured: fmt.Sprintf("%s; %s", fmtRSS(r.rssRunningKB), fmtRSS(r.hwmKB))}
-	if r.size.pods() >= 5000 {
-		rss.target = "< 100 MB"
-		rss.met = metBool(r.rssRunningKB > 0, r.rssRunningKB < 100*1024)
-	}
-	if peer.rssMB > 0 {
-		rss.peer = fmt.Sprintf("%.0f MB", peer.rssMB)
-		rss.ahead = ahead(r.rssRunningKB > 0 && float64(r.rssRunningKB)/1024 < peer.rssMB, false)
-	}
-	return append(rows, cpu, rss)
+	return start, whole, why
 }
 
-// timeRow is a duration beside the peer's (none when zero).
-func timeRow(name string, f figure, peer time.Duration) sizeRow {
-	x := sizeRow{figure: name, measured: fmtSecs(f)}
-	if peer > 0 {
-		x.peer = secs(peer)
-		if f.ok {
-			x.ahead = ahead(f.d < peer, false)
-		}
+// writesRow: the operator's writes per pod it created, in the start phase and over the whole size;
+// a single run's also as writes / pods.
+func writesRow(rs []sizeResult, audit auditSummary) sizeRow {
+	perPod := func(w writeCounts) float64 { return float64(w.total) / float64(max(w.podsCreated, 1)) }
+	start := acrossRuns(rs, func(r sizeResult) (float64, bool) {
+		w, _, why := runWrites(audit, r)
+		return perPod(w), why == ""
+	})
+	whole := acrossRuns(rs, func(r sizeResult) (float64, bool) {
+		_, w, why := runWrites(audit, r)
+		return perPod(w), why == ""
+	})
+	x := sizeRow{figure: "writes per pod: start phase; whole size"}
+	first, _, why := runWrites(audit, rs[0])
+	if !start.ok() {
+		x.measured = why
+		return x
+	}
+	counts := ""
+	if start.runs == 1 {
+		counts = fmt.Sprintf(" (%d / %d)", first.total, first.podsCreated)
+	}
+	x.measured = fmt.Sprintf("%s%s; whole size %s", start.spell(decimals2, "", ""), counts, whole.spell(decimals2, "", ""))
+	return x
+}
+
+// countRows: the 409s and the 429s, from the audit log, the operator's client metrics and the API
+// server's; none without the audit log.
+func countRows(rs []sizeResult, audit auditSummary, peer peerFigures) (conflicts, throttled sizeRow) {
+	conflicts = sizeRow{figure: "409s: audit; client metrics", target: "0"}
+	throttled = sizeRow{figure: "429s: audit; client metrics; APF rejections; the write gate's cuts"}
+	audited := func(count func(writeCounts) int) overRuns[float64] {
+		return acrossRuns(rs, func(r sizeResult) (float64, bool) {
+			w, ok := audit.of(r.windowName(""))
+			return float64(count(w)), ok
+		})
+	}
+	audit409 := audited(func(w writeCounts) int { return w.conflicts })
+	if !audit409.ok() {
+		return conflicts, throttled
+	}
+	rest409 := acrossRuns(rs, func(r sizeResult) (float64, bool) { return r.rest409, r.restOK })
+	conflicts.measured = spellCounts(audit409, rest409)
+	conflicts.met = metBool(true, audit409.median == 0 && (!rest409.ok() || rest409.median == 0))
+	throttled.measured = spellCounts(audited(func(w writeCounts) int { return w.throttled }),
+		acrossRuns(rs, func(r sizeResult) (float64, bool) { return r.rest429, r.restOK }),
+		acrossRuns(rs, func(r sizeResult) (float64, bool) { return r.apfRejected, r.apfOK }),
+		acrossRuns(rs, func(r sizeResult) (float64, bool) { return r.gateCuts, r.gateOK }))
+	if peer.conflicts >= 0 {
+		conflicts.peer = fmt.Sprint(peer.conflicts)
+		p := float64(peer.conflicts)
+		conflicts.ahead = ahead(audit409.median < p, audit409.median <= p)
+	}
+	return conflicts, throttled
+}
+
+// cpuRow: the operator's CPU-seconds per 1,000 pods, over the size and in its start phase, and
+// in all.
+func cpuRow(rs []sizeResult, peer peerFigures) sizeRow {
+	x := sizeRow{figure: "operator CPU-seconds per 1,000 pods (start phase)", measured: "n/a"}
+	pods := float64(rs[0].size.pods())
+	cpu := func(seconds func(sizeResult) float64) overRuns[float64] {
+		return acrossRuns(rs, func(r sizeResult) (float64, bool) { return seconds(r), r.cpuOK && pods > 0 })
+	}
+	per := cpu(func(r sizeResult) float64 { return r.cpu / pods * 1000 })
+	if !per.ok() {
+		return x
+	}
+	start := cpu(func(r sizeResult) float64 { return r.cpuStart / pods * 1000 })
+	all := cpu(func(r sizeResult) float64 { return r.cpu })
+	x.measured = fmt.Sprintf("%s (%s); %s in all", per.spell(decimals2, " s", ""), start.spell(decimals2, " s", ""), all.spell(decimals2, " s", ""))
+	if peer.cpuPer1000 > 0 {
+		x.target, x.peer = "< the peer's", fmt.Sprintf("%.1f s", peer.cpuPer1000)
+		x.met = metBool(true, per.median < peer.cpuPer1000)
+		x.ahead = ahead(per.median < peer.cpuPer1000, false)
+	}
+	return x
+}
+
+// rssRow: the operator's resident memory when every job is Running with all its pods, and its
+// peak.
+func rssRow(rs []sizeResult, peer peerFigures) sizeRow {
+	kb := func(read func(sizeResult) int64) overRuns[int64] {
+		return acrossRuns(rs, func(r sizeResult) (int64, bool) {
+			v := read(r)
+			return v, v > 0
+		})
+	}
+	running := kb(func(r sizeResult) int64 { return r.rssRunningKB })
+	peak := kb(func(r sizeResult) int64 { return r.hwmKB })
+	x := sizeRow{figure: "operator RSS when Running; peak (VmHWM)", measured: running.spell(mbNum, " MB", "n/a") + "; " + peak.spell(mbNum, " MB", "n/a")}
+	if rs[0].size.pods() >= 5000 {
+		x.target = "< 100 MB"
+		x.met = metBool(running.ok(), running.median < 100*1024)
+	}
+	if peer.rssMB > 0 {
+		x.peer = fmt.Sprintf("%.0f MB", peer.rssMB)
+		x.ahead = ahead(running.ok() && float64(running.median)/1024 < peer.rssMB, false)
 	}
 	return x
 }
@@ -205,15 +327,19 @@ func (c *comparison) floorOf(s size) (floorResult, bool) {
 }
 
 // writesTables: the operator's write requests by resource and verb, per API and size (the whole
-// size).
+// size), a column per run: a median of each count would not add up.
 func (c *comparison) writesTables(b *strings.Builder, audit auditSummary) {
 	if !audit.read {
 		return
 	}
-	b.WriteString("## The operator's write requests (audit log; first create → the jobs and pods gone)\n\n")
+	perRun := ""
+	if c.o.runs > 1 {
+		perRun = "; a column per run"
+	}
+	fmt.Fprintf(b, "## The operator's write requests (audit log; first create → the jobs and pods gone%s)\n\n", perRun)
 	var cols []sizeResult
 	kinds := map[string]bool{}
-	for _, r := range c.sizes {
+	for _, r := range slices.Concat(c.sizes...) {
 		if w, ok := audit.of(r.windowName("")); ok {
 			cols = append(cols, r)
 			for k := range w.byKind {
@@ -223,7 +349,7 @@ func (c *comparison) writesTables(b *strings.Builder, audit auditSummary) {
 	}
 	b.WriteString("| |")
 	for _, r := range cols {
-		fmt.Fprintf(b, " %s %s |", r.api, r.size)
+		fmt.Fprintf(b, " %s |", r.label())
 	}
 	b.WriteString("\n|---|" + strings.Repeat("---|", len(cols)) + "\n")
 	line := func(label string, cell func(w writeCounts, r sizeResult) string) {
@@ -270,18 +396,33 @@ func fmtCount(v float64, ok bool) string {
 }
 
 // secs: seconds with as many decimals as the figure needs to read (0.043 s, 12.4 s).
-func secs(d time.Duration) string {
+func secs(d time.Duration) string { return secsNum(d) + " s" }
+
+// secsNum is secs without the unit, for a range: 0.043, 12.4.
+func secsNum(d time.Duration) string {
 	if d < 10*time.Second && d > -10*time.Second {
-		return fmt.Sprintf("%.3f s", d.Seconds())
+		return fmt.Sprintf("%.3f", d.Seconds())
 	}
-	return fmt.Sprintf("%.1f s", d.Seconds())
+	return fmt.Sprintf("%.1f", d.Seconds())
 }
 
-func fmtSecs(f figure) string {
-	if !f.ok {
-		return fmtFigure(f)
+func decimals2(v float64) string { return fmt.Sprintf("%.2f", v) }
+
+// countNum spells a count, or a median of counts, which over an even number of runs may end in .5.
+func countNum(v float64) string {
+	if v == math.Trunc(v) {
+		return fmt.Sprintf("%.0f", v)
 	}
-	return secs(f.d)
+	return fmt.Sprintf("%.1f", v)
+}
+
+// spellCounts joins counts over the runs: "0; 2 [1-3]; n/a".
+func spellCounts(counts ...overRuns[float64]) string {
+	parts := make([]string, len(counts))
+	for i, c := range counts {
+		parts[i] = c.spell(countNum, "", "n/a")
+	}
+	return strings.Join(parts, "; ")
 }
 
 // ahead: "yes" when better, "level" when as good, else a bold "no".

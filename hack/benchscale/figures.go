@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,19 +28,12 @@ type spread struct {
 }
 
 func spreadOf(ds []time.Duration, of int) spread {
-	s := spread{n: len(ds), of: of}
-	if len(ds) == 0 {
-		return s
+	rs := make([]reading[time.Duration], len(ds))
+	for i, d := range ds {
+		rs[i] = reading[time.Duration]{v: d, ok: true}
 	}
-	ds = slices.Clone(ds)
-	slices.Sort(ds)
-	s.max = ds[len(ds)-1]
-	if m := len(ds) / 2; len(ds)%2 == 1 {
-		s.median = ds[m]
-	} else {
-		s.median = (ds[m-1] + ds[m]) / 2
-	}
-	return s
+	m := medianOf(rs)
+	return spread{median: m.median, max: m.hi, n: len(ds), of: of}
 }
 
 // burstFigures are the burst's time figures.

@@ -58,9 +58,11 @@ type options struct {
 	// the earlier ones: burst (with its completion and deletion), big (the big job, always played
 	// with them), gang-restart (of the big job).
 	scenarios map[string]bool
-	// apis and sizes are the sizes scenario's APIs and sizes, in the order played.
+	// apis and sizes are the sizes scenario's APIs and sizes, in the order played; runs how often
+	// each size of each API is played in a row (the report gives the medians).
 	apis  []api
 	sizes []size
+	runs  int
 	// floor: play the floor (a bare client's pods) at every size before the operators;
 	// floorConcurrency is its goroutines.
 	floor            bool
@@ -127,6 +129,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&scaleName, "scale", "full", "full or small: the sizes when --sizes is not given (full "+sizePresets["full"]+", small "+sizePresets["small"]+"); for the earlier scenarios, full is 50 jobs x 8 pods and a 1,000-pod job, small 10 x 4 and 100")
 	fs.StringVar(&apis, "apis", "t9k,kubeflow", "the sizes scenario's APIs, comma-separated, in the order played: t9k (PyTorchTrainingJob), kubeflow (kubeflow.org PyTorchJob)")
 	fs.StringVar(&sizes, "sizes", "", "the sizes scenario's sizes, comma-separated, <jobs>x<pods per job> (1 master, the rest workers), in the order played (default: those of --scale)")
+	fs.IntVar(&o.runs, "runs", 1, "the sizes scenario: play each size of each API this many times in a row (each run settles the cluster and starts a fresh operator) and report every figure as the median of the runs, with their range in brackets when more than 1; the floor is played once")
 	fs.BoolVar(&o.floor, "floor", true, "the sizes scenario: first create each size's pods with a bare client (no operator, no rate limit), the cluster's floor")
 	fs.IntVar(&o.floorConcurrency, "floor-concurrency", 64, "goroutines of the floor's bare client")
 	fs.IntVar(&o.nodePods, "node-pods", 300, "pods each KWOK node advertises (NODE_PODS of hack/cluster.sh)")
@@ -141,7 +144,7 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.idle, "idle", 5*time.Second, "idleness after the operator is ready before its idle RSS is read")
 	fs.DurationVar(&o.settle, "settle", 2*time.Second, "a status has settled when no job or pod changed for this long (more than the operator's --status-batch-interval)")
 	fs.DurationVar(&o.phaseTimeout, "phase-timeout", 5*time.Minute, "longest a phase may take before the run counts as broken")
-	fs.BoolVar(&o.pprof, "pprof", false, "capture a CPU profile of the operator from the big job's creation (sizes: from each size's, and a heap profile when it runs) into <dir>/*.pprof")
+	fs.BoolVar(&o.pprof, "pprof", false, "capture a CPU profile of the operator from the big job's creation (sizes: from each size's, and a heap profile when it runs; with --runs above 1, in every run, into files named -run<k>) into <dir>/*.pprof")
 	fs.IntVar(&o.pprofSeconds, "pprof-seconds", 0, "length of the CPU profile (default 30 at full scale, 10 at small)")
 	fs.DurationVar(&o.kwokDeleteDelay, "kwok-pod-delete-delay", time.Second, "how long the fake kubelet takes to confirm a pod's deletion when the gang-restart scenario is played (0: at once, as otherwise). KWOK v0.8 deletes by name, and when it lags behind a gang restart it acts on stale events of the old pods and deletes the new pods of their names; the delay lets the new pods' events cancel those deletions")
 	fs.StringVar(&scenarios, "scenarios", "sizes", "the scenarios to play, comma-separated: sizes (issue 19: --apis at --sizes beside the floor and Kubeflow's tuned figures), or the earlier ones, T9k only: burst (with completion and deletion), big, gang-restart (of the big job, which is always played with them); e.g. --scenarios=gang-restart")
@@ -195,6 +198,9 @@ func parseFlags(args []string) (options, error) {
 	}
 	if o.sizesScenario() && (len(o.apis) == 0 || len(o.sizes) == 0) {
 		return o, errors.New("the sizes scenario needs at least one of --apis and of --sizes")
+	}
+	if o.runs < 1 {
+		return o, errors.New("--runs must be at least 1")
 	}
 	if o.floorConcurrency < 1 {
 		return o, errors.New("--floor-concurrency must be at least 1")
@@ -294,7 +300,7 @@ func runSizes(ctx context.Context, o options, repo string, cl localrun.Cluster, 
 		c.notes = append(c.notes, "the run broke: "+runErr.Error())
 	}
 	var opWindows, floorWindows []window
-	for _, r := range c.sizes {
+	for _, r := range slices.Concat(c.sizes...) {
 		opWindows = append(opWindows, window{name: r.windowName(""), from: r.created, to: r.end},
 			window{name: r.windowName("start"), from: r.created, to: r.started})
 	}

@@ -321,8 +321,11 @@ func fmtRSS(kb int64) string {
 	if kb <= 0 {
 		return "n/a"
 	}
-	return fmt.Sprintf("%.1f MB", float64(kb)/1024)
+	return mbNum(kb) + " MB"
 }
+
+// mbNum is kB in MB without the unit, for a range: 38.2.
+func mbNum(kb int64) string { return fmt.Sprintf("%.1f", float64(kb)/1024) }
 
 func metFigure(f figure, target time.Duration) string { return metBool(f.ok, f.d <= target) }
 func metSpread(s spread, target time.Duration) string { return metBool(s.n > 0, s.max <= target) }
