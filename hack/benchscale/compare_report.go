@@ -37,7 +37,11 @@ func sizesHeader(repo string, o options, apf, loadBefore, loadAfter string) stri
 	}
 	fmt.Fprintf(&b, "Identity and APF: %s.  \n", apf)
 	if o.floor {
-		fmt.Fprintf(&b, "Floor: the same pods created by a bare client (client rate limit off, %d goroutines) under the same ServiceAccount, no operator.\n", o.floorConcurrency)
+		fmt.Fprintf(&b, "Floor: the same pods created by a bare client (client rate limit off, %d goroutines) under the same ServiceAccount, no operator", o.floorConcurrency)
+		if slices.Contains(o.apis, apiKubeflow) {
+			b.WriteString("; then again with a headless Service per pod, created after the pods, as the kubeflow.org kinds have (the targets read against the pods alone)")
+		}
+		b.WriteString(".\n")
 	}
 	var off []string
 	for _, s := range o.sizes {
@@ -61,7 +65,7 @@ func (c *comparison) markdown(header string, opAudit, floorAudit auditSummary) s
 		b.WriteString("## Floor: a bare client's pods, no operator\n\n")
 		b.WriteString("| size | all pods exist | all pods Running (every group Running) | 429s: audit (writes); APF rejections |\n|---|---|---|---|\n")
 		for _, f := range c.floors {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s; %s |\n", f.size.title(), fmtFigure(f.allPodsExist), fmtFigure(f.allRunning),
+			fmt.Fprintf(&b, "| %s | %s | %s | %s; %s |\n", f.title(), fmtFigure(f.allPodsExist), fmtFigure(f.allRunning),
 				auditCount(floorAudit, f.windowName(), func(w writeCounts) int { return w.throttled }), fmtCount(f.apfRejected, f.apfOK))
 		}
 		b.WriteString("\n")
@@ -317,9 +321,10 @@ func rssRow(rs []sizeResult, peer peerFigures) sizeRow {
 	return x
 }
 
+// floorOf is the floor of size s: its pods alone.
 func (c *comparison) floorOf(s size) (floorResult, bool) {
 	for _, f := range c.floors {
-		if f.size == s {
+		if f.size == s && !f.services {
 			return f, true
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,14 +26,19 @@ const (
 	floorGroupLabel = "bench.trainyard.dev/floor-group"
 	// floorRoleLabel is master or worker.
 	floorRoleLabel = "bench.trainyard.dev/floor-role"
+	// floorPodLabel is the pod's name: the selector of its Service, when the floor has Services.
+	floorPodLabel = "bench.trainyard.dev/floor-pod"
 	// floorAgent is the floor client's user agent (the audit log tells its requests apart by it).
 	floorAgent = "benchscale-floor"
 )
 
 // floorResult is what the floor took at one size.
 type floorResult struct {
-	size    size
-	created time.Time
+	size size
+	// services: a headless Service per pod was created after the pods, as the Kubeflow kinds
+	// have (the floor of the kubeflow.org API's work, beside the issue's floor of pods only).
+	services bool
+	created  time.Time
 	// allPodsExist: the first create call → the last pod first seen; allRunning: → the last pod
 	// first seen Running, which is also when the last group had all its pods running.
 	allPodsExist, allRunning figure
@@ -42,7 +48,34 @@ type floorResult struct {
 	broke                    string
 }
 
-func (f floorResult) windowName() string { return "floor " + f.size.String() }
+func (f floorResult) windowName() string { return "floor " + f.variant() }
+
+// variant names the size and whether the floor had Services: "200x8", "200x8 with Services".
+func (f floorResult) variant() string {
+	if f.services {
+		return f.size.String() + " with Services"
+	}
+	return f.size.String()
+}
+
+// title is the floor table's name of the size: "200 jobs x 8 (1,600 pods)", "… and a Service
+// per pod".
+func (f floorResult) title() string {
+	if f.services {
+		return f.size.title() + " and a Service per pod"
+	}
+	return f.size.title()
+}
+
+// floorVariants: the pods alone, and with a Service per pod when the kubeflow.org API is
+// played. Its Services cost the cluster (the API server, the endpoints controllers) while the
+// scheduler binds; this floor tells that cost from the operator's.
+func (c *comparison) floorVariants() []bool {
+	if slices.Contains(c.o.apis, apiKubeflow) {
+		return []bool{false, true}
+	}
+	return []bool{false}
+}
 
 // runFloor plays every size with the bare client, in a namespace of its own.
 func (c *comparison) runFloor(ctx context.Context) error {
@@ -66,24 +99,27 @@ func (c *comparison) runFloor(ctx context.Context) error {
 	}
 	b := &bench{o: c.o, res: &results{}, kube: c.conn.Kube, ns: ns, t: t}
 	for _, s := range c.o.sizes {
-		f := floorResult{size: s}
-		err := c.settle(ctx, "floor "+s.String())
-		if err == nil {
-			err = c.floorSize(ctx, b, kube, &f)
-		}
-		if err != nil {
-			f.broke = err.Error()
-		}
-		c.floors = append(c.floors, f)
-		if err != nil {
-			return fmt.Errorf("floor %s: %w", s, err)
+		for _, services := range c.floorVariants() {
+			f := floorResult{size: s, services: services}
+			err := c.settle(ctx, f.windowName())
+			if err == nil {
+				err = c.floorSize(ctx, b, kube, &f)
+			}
+			if err != nil {
+				f.broke = err.Error()
+			}
+			c.floors = append(c.floors, f)
+			if err != nil {
+				return fmt.Errorf("%s: %w", f.windowName(), err)
+			}
 		}
 	}
 	return nil
 }
 
-// floorSize creates the size's pods with --floor-concurrency goroutines, waits until every one
-// runs, then deletes them and waits until they are gone.
+// floorSize creates the size's pods with --floor-concurrency goroutines (then, for a floor with
+// Services, a Service per pod), waits until every pod runs, then deletes them and waits until
+// they are gone.
 func (c *comparison) floorSize(ctx context.Context, b *bench, kube client.Client, f *floorResult) error {
 	s := f.size
 	b.t.reset()
@@ -94,7 +130,7 @@ func (c *comparison) floorSize(ctx context.Context, b *bench, kube client.Client
 		}
 	}
 	rejected, okBefore := c.apfRejected(ctx)
-	logf("floor %s: creating %d pods, %d at a time, no client rate limit", s, len(names), c.o.floorConcurrency)
+	logf("%s: creating %d pods, %d at a time, no client rate limit", f.windowName(), len(names), c.o.floorConcurrency)
 	f.created = time.Now()
 	err := parallel(ctx, c.o.floorConcurrency, names, func(ctx context.Context, name string) error {
 		if err := kube.Create(ctx, floorPod(b.ns, name, s, c.o.masterRun)); err != nil {
@@ -102,9 +138,17 @@ func (c *comparison) floorSize(ctx context.Context, b *bench, kube client.Client
 		}
 		return nil
 	})
+	if err == nil && f.services {
+		err = parallel(ctx, c.o.floorConcurrency, names, func(ctx context.Context, name string) error {
+			if err := kube.Create(ctx, floorService(b.ns, name)); err != nil {
+				return fmt.Errorf("creating Service %s: %w", name, err)
+			}
+			return nil
+		})
+	}
 	if err == nil {
 		timeout := c.o.phaseTimeout + time.Duration(s.pods())*60*time.Millisecond
-		err = b.waitFor(ctx, fmt.Sprintf("floor %s: every pod Running", s), timeout, func() (bool, string) {
+		err = b.waitFor(ctx, f.windowName()+": every pod Running", timeout, func() (bool, string) {
 			seen, running := floorCounts(b.t)
 			return running >= len(names), fmt.Sprintf("%d of %d pods exist, %d running", seen, len(names), running)
 		})
@@ -125,6 +169,12 @@ func (c *comparison) floorSize(ctx context.Context, b *bench, kube client.Client
 		f.allRunning = measured(lastRunning.Sub(f.created))
 	}
 	derr := deletePods(ctx, b, b.ns, c.o.phaseTimeout+time.Duration(s.pods())*20*time.Millisecond)
+	if f.services {
+		// Note: Services have no delete-collection; each goes by name.
+		derr = errors.Join(derr, parallel(ctx, c.o.floorConcurrency, names, func(ctx context.Context, name string) error {
+			return client.IgnoreNotFound(kube.Delete(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: b.ns, Name: name}}))
+		}))
+	}
 	f.end = time.Now()
 	after, okAfter := c.apfRejected(ctx)
 	f.apfRejected, f.apfOK = after-rejected, okBefore && okAfter
@@ -164,7 +214,21 @@ func floorPod(ns, name string, s size, masterRun time.Duration) *corev1.Pod {
 	t.Spec.RestartPolicy = corev1.RestartPolicyNever
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: t.Annotations,
-			Labels: map[string]string{floorGroupLabel: group, floorRoleLabel: role}},
+			Labels: map[string]string{floorGroupLabel: group, floorRoleLabel: role, floorPodLabel: name}},
 		Spec: t.Spec,
+	}
+}
+
+// floorService is the Service of the floor pod name, of the shape the Kubeflow kinds give each
+// pod: headless, publishing the pod before it is ready, selecting that one pod.
+func floorService(ns, name string) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: corev1.ServiceSpec{
+			ClusterIP:                corev1.ClusterIPNone,
+			PublishNotReadyAddresses: true,
+			Selector:                 map[string]string{floorPodLabel: name},
+			Ports:                    []corev1.ServicePort{{Name: "pytorchjob-port", Port: 23456}},
+		},
 	}
 }
