@@ -675,11 +675,19 @@ func (p clientPods) of(job types.UID) ([]*corev1.Pod, error) {
 	if err := p.c.List(context.Background(), &list); err != nil {
 		return nil, err
 	}
-	var out []*corev1.Pod
-	for i := range list.Items {
-		if uids := controllerUID(&list.Items[i]); len(uids) == 1 && uids[0] == string(job) {
-			out = append(out, &list.Items[i])
+	return controlledBy(list.Items, job), nil
+}
+
+// controlledBy are the items whose controller is job, as the index by controller UID finds them.
+func controlledBy[T any, P interface {
+	*T
+	client.Object
+}](items []T, job types.UID) []*T {
+	var out []*T
+	for i := range items {
+		if uids := controllerUID(P(&items[i])); len(uids) == 1 && uids[0] == string(job) {
+			out = append(out, &items[i])
 		}
 	}
-	return out, nil
+	return out
 }

@@ -150,11 +150,5 @@ func (s clientServices) of(job types.UID) ([]*corev1.Service, error) {
 	if err := s.c.List(context.Background(), &list); err != nil {
 		return nil, err
 	}
-	var out []*corev1.Service
-	for i := range list.Items {
-		if uids := controllerUID(&list.Items[i]); len(uids) == 1 && uids[0] == string(job) {
-			out = append(out, &list.Items[i])
-		}
-	}
-	return out, nil
+	return controlledBy(list.Items, job), nil
 }
