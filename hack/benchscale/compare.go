@@ -226,6 +226,7 @@ func (c *comparison) playSize(ctx context.Context, t *tracker, r *sizeResult) er
 		err = c.waitStarted(ctx, b, r, names)
 	}
 	r.started = time.Now()
+	writeTimeline(filepath.Join(c.o.dir, "timeline-"+r.fileName()+".tsv"), t, r.created)
 	r.rssRunningKB, _ = op.RSS("VmRSS")
 	c.profile(ctx, op, r, "heap").Wait()
 	mid := c.readCounters(ctx, op)

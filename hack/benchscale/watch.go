@@ -38,6 +38,7 @@ type podRecord struct {
 	phase            corev1.PodPhase
 	deleting         bool      // has a deletionTimestamp
 	seen             time.Time // first seen: the pod exists
+	bound            time.Time // first seen with a node
 	running          time.Time // first seen Running
 	terminated       time.Time // first seen Succeeded or Failed
 	gone             time.Time // deletion seen
@@ -138,6 +139,9 @@ func (t *tracker) observePod(obj client.Object, deleted bool) {
 	}
 	r.phase = p.Status.Phase
 	r.deleting = p.DeletionTimestamp != nil
+	if r.bound.IsZero() && p.Spec.NodeName != "" {
+		r.bound = now
+	}
 	switch p.Status.Phase {
 	case corev1.PodRunning:
 		if r.running.IsZero() {
