@@ -124,10 +124,17 @@ func (c *comparison) runFloor(ctx context.Context) error {
 func (c *comparison) floorSize(ctx context.Context, b *bench, kube client.Client, f *floorResult) error {
 	s := f.size
 	b.t.reset()
+	// Note: each variant has its own pod names. KWOK keeps a deleted pod's pending stage by name:
+	// a master deleted while Running was seen to end its successor of the same name, created
+	// seconds later, as Succeeded before the scheduler had bound it (so never seen Running).
+	prefix := "f"
+	if f.services {
+		prefix = "fs"
+	}
 	names := make([]string, 0, s.pods())
 	for g := range s.jobs {
 		for i := range s.podsPerJob {
-			names = append(names, fmt.Sprintf("f%s-%d", s.jobName(g)[1:], i))
+			names = append(names, fmt.Sprintf("%s%s-%d", prefix, s.jobName(g)[1:], i))
 		}
 	}
 	rejected, okBefore := c.apfRejected(ctx)
