@@ -13,9 +13,10 @@ import (
 const timelineStep = time.Second
 
 // timeline is, second by second from start, how many pods the watches had seen exist, bound to a
-// node, and Running, and how many jobs Running: where a run's time went (the scheduler binds at
-// its client's rate once pods are waiting; a gap between "exist" and "bound" that stops growing
-// means the scheduler ran out of pods). Counts are cumulative first sightings.
+// node, and Running, and how many jobs Running: where a run's time went. "bound" close behind
+// "exist" means the scheduler had run out of pods to bind (it binds at its client's rate while
+// pods wait); "Running" far behind "bound" means the fake kubelet is behind. Counts are
+// cumulative first sightings.
 func timeline(t *tracker, start time.Time) string {
 	var seen, bound, running, jobsRunning []time.Time
 	t.view(func(pods map[string]*podRecord, jobs map[string]*jobRecord) {
