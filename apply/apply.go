@@ -25,8 +25,9 @@ type Applier struct {
 	// intentKey is the annotation that carries the hash of the applied intent.
 	intentKey string
 
-	// deleter, when set, sends deletions instead of client (DeleteThroughMetadata).
-	deleter *metadataDeleter
+	// metadata, when set, sends deletions and status applies instead of client
+	// (WriteThroughMetadata).
+	metadata *metadataWriter
 
 	mu sync.Mutex
 	// applied remembers the intent last applied to objects that are not read from a cache
@@ -148,6 +149,13 @@ func (a *Applier) patch(ctx context.Context, u *unstructured.Unstructured) error
 // gave the object.
 func (a *Applier) ApplyStatus(ctx context.Context, obj client.Object, status any, fieldManager string) (string, error) {
 	gvk := obj.GetObjectKind().GroupVersionKind()
+	if a.metadata != nil {
+		rv, err := a.metadata.applyStatus(ctx, obj, status, fieldManager)
+		if err != nil {
+			return "", fmt.Errorf("applying the status of %s %s/%s: %w", gvk.Kind, obj.GetNamespace(), obj.GetName(), err)
+		}
+		return rv, nil
+	}
 	data, err := json.Marshal(status)
 	if err != nil {
 		return "", err
@@ -176,8 +184,8 @@ func (a *Applier) Delete(ctx context.Context, obj client.Object, uid types.UID, 
 		opts = append(opts, client.GracePeriodSeconds(0))
 	}
 	var err error
-	if a.deleter != nil {
-		err = a.deleter.delete(ctx, obj, opts...)
+	if a.metadata != nil {
+		err = a.metadata.delete(ctx, obj, opts...)
 	} else {
 		err = a.client.Delete(ctx, obj, opts...)
 	}

@@ -254,7 +254,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	s.applier.DeleteThroughMetadata(md, mgr.GetRESTMapper(), mgr.GetScheme())
+	s.applier.WriteThroughMetadata(md, mgr.GetRESTMapper(), mgr.GetScheme())
 	s.pods, s.services = pods, services
 	s.metrics.gate = gate
 	if err := s.metrics.register(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -64,7 +65,7 @@ func TestDeleteThroughMetadata(t *testing.T) {
 	mapper.Add(corev1.SchemeGroupVersion.WithKind("Pod"), meta.RESTScopeNamespace)
 	mapper.Add(corev1.SchemeGroupVersion.WithKind("Node"), meta.RESTScopeRoot)
 	a := NewApplier(fake.NewClientBuilder().Build(), "test", intentKey)
-	a.DeleteThroughMetadata(md, mapper, scheme.Scheme)
+	a.WriteThroughMetadata(md, mapper, scheme.Scheme)
 
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j-worker-0"}}
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}
@@ -94,6 +95,59 @@ func TestDeleteThroughMetadata(t *testing.T) {
 	podReq := request{Method: http.MethodDelete, Path: "/api/v1/namespaces/ns/pods/j-worker-0", UID: "u", Propagation: metav1.DeletePropagationBackground}
 	want := []request{podReq, podReq, podReq, podReq,
 		{Method: http.MethodDelete, Path: "/api/v1/nodes/n1", UID: "u", Propagation: metav1.DeletePropagationBackground, Grace: &zero}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+}
+
+// A status apply through the metadata client: a server-side apply of the status subresource,
+// ownership forced, whose body is the object's identity and status only; the answer is asked
+// for as metadata only, and its resourceVersion returned.
+func TestApplyStatusThroughMetadata(t *testing.T) {
+	type request struct {
+		Method, Path, ContentType, FieldManager, Force string
+		AsMetadata                                     bool
+		Body                                           map[string]any
+	}
+	var got []request
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		req := request{Method: r.Method, Path: r.URL.Path, ContentType: r.Header.Get("Content-Type"),
+			FieldManager: r.URL.Query().Get("fieldManager"), Force: r.URL.Query().Get("force"),
+			AsMetadata: strings.Contains(r.Header.Get("Accept"), "as=PartialObjectMetadata")}
+		if err := json.Unmarshal(raw, &req.Body); err != nil {
+			t.Errorf("the body is no JSON: %v: %s", err, raw)
+		}
+		got = append(got, req)
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(metav1.PartialObjectMetadata{
+			TypeMeta:   metav1.TypeMeta{Kind: "PartialObjectMetadata", APIVersion: "meta.k8s.io/v1"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j", ResourceVersion: "42"}})
+	}))
+	defer srv.Close()
+
+	md, err := metadata.NewForConfig(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapper := meta.NewDefaultRESTMapper(nil)
+	mapper.Add(corev1.SchemeGroupVersion.WithKind("Pod"), meta.RESTScopeNamespace)
+	a := NewApplier(fake.NewClientBuilder().Build(), "test", intentKey)
+	a.WriteThroughMetadata(md, mapper, scheme.Scheme)
+
+	// A pod stands in for a job: what matters is a namespaced kind with a status.
+	obj := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j"}}
+	rv, err := a.ApplyStatus(context.Background(), obj, map[string]any{"phase": "Running"}, "status-owner")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rv != "42" {
+		t.Errorf("resourceVersion %q; want the answer's 42", rv)
+	}
+	want := []request{{Method: http.MethodPatch, Path: "/api/v1/namespaces/ns/pods/j/status",
+		ContentType: "application/apply-patch+yaml", FieldManager: "status-owner", Force: "true", AsMetadata: true,
+		Body: map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "j", "namespace": "ns"},
+			"status": map[string]any{"phase": "Running"}}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
