@@ -57,15 +57,7 @@ func TestDeleteThroughMetadata(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	md, err := metadata.NewForConfig(&rest.Config{Host: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mapper := meta.NewDefaultRESTMapper(nil)
-	mapper.Add(corev1.SchemeGroupVersion.WithKind("Pod"), meta.RESTScopeNamespace)
-	mapper.Add(corev1.SchemeGroupVersion.WithKind("Node"), meta.RESTScopeRoot)
-	a := NewApplier(fake.NewClientBuilder().Build(), "test", intentKey)
-	a.WriteThroughMetadata(md, mapper, scheme.Scheme)
+	a := metadataApplier(t, srv.URL)
 
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j-worker-0"}}
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}
@@ -126,14 +118,7 @@ func TestApplyStatusThroughMetadata(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	md, err := metadata.NewForConfig(&rest.Config{Host: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mapper := meta.NewDefaultRESTMapper(nil)
-	mapper.Add(corev1.SchemeGroupVersion.WithKind("Pod"), meta.RESTScopeNamespace)
-	a := NewApplier(fake.NewClientBuilder().Build(), "test", intentKey)
-	a.WriteThroughMetadata(md, mapper, scheme.Scheme)
+	a := metadataApplier(t, srv.URL)
 
 	// A pod stands in for a job: what matters is a namespaced kind with a status.
 	obj := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j"}}
@@ -151,4 +136,20 @@ func TestApplyStatusThroughMetadata(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
+}
+
+// metadataApplier is an Applier whose deletions and status applies go to the server at url,
+// which knows Pods (namespaced) and Nodes (cluster-scoped).
+func metadataApplier(t *testing.T, url string) *Applier {
+	t.Helper()
+	md, err := metadata.NewForConfig(&rest.Config{Host: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapper := meta.NewDefaultRESTMapper(nil)
+	mapper.Add(corev1.SchemeGroupVersion.WithKind("Pod"), meta.RESTScopeNamespace)
+	mapper.Add(corev1.SchemeGroupVersion.WithKind("Node"), meta.RESTScopeRoot)
+	a := NewApplier(fake.NewClientBuilder().Build(), "test", intentKey)
+	a.WriteThroughMetadata(md, mapper, scheme.Scheme)
+	return a
 }
