@@ -217,7 +217,7 @@ func (c *comparison) playSize(ctx context.Context, t *tracker, r *sizeResult) er
 	r.created = time.Now()
 	err = parallel(ctx, c.o.scale.createWorkers, names, func(ctx context.Context, name string) error {
 		t.expectJob(name, int32(s.podsPerJob))
-		if err := c.conn.Kube.Create(ctx, jobOf(r.api, r.ns, name, s, c.o.masterRun)); err != nil {
+		if err := c.conn.Kube.Create(ctx, jobOf(r.api, r.ns, name, s, c.o.masterRun, c.o.keepPods)); err != nil {
 			return fmt.Errorf("creating job %s: %w", name, err)
 		}
 		return nil
@@ -305,10 +305,15 @@ func (c *comparison) waitStarted(ctx context.Context, b *bench, r *sizeResult, n
 }
 
 // waitCompleted waits until every burst job has Succeeded (its master exits 0) and the operator
-// has cleaned up its pods still running, and the status has settled.
+// has cleaned up its pods still running (unless the jobs keep them: --clean-up=none), and the
+// status has settled.
 func (c *comparison) waitCompleted(ctx context.Context, b *bench, r *sizeResult) error {
 	logf("%s: waiting for the masters to exit 0 (run-duration %s) and the jobs to succeed", r.label(), c.o.masterRun)
-	return b.waitFor(ctx, r.label()+": every job Succeeded, its unfinished pods gone, settled", c.o.masterRun+c.o.phaseTimeout, func() (bool, string) {
+	what := ": every job Succeeded, its unfinished pods gone, settled"
+	if c.o.keepPods {
+		what = ": every job Succeeded (its pods kept), settled"
+	}
+	return b.waitFor(ctx, r.label()+what, c.o.masterRun+c.o.phaseTimeout, func() (bool, string) {
 		done := true
 		b.t.view(func(pods map[string]*podRecord, jobs map[string]*jobRecord) {
 			for _, j := range jobs {
@@ -317,7 +322,7 @@ func (c *comparison) waitCompleted(ctx context.Context, b *bench, r *sizeResult)
 				}
 			}
 			for _, p := range pods {
-				if p.unfinished() {
+				if p.unfinished() && !c.o.keepPods {
 					done = false
 				}
 			}
@@ -365,7 +370,7 @@ func sizeProgress(t *tracker) string {
 func (c *comparison) deleteAll(ctx context.Context, b *bench, r *sizeResult, names []string) error {
 	logf("%s: deleting the jobs and their pods", r.label())
 	err := parallel(ctx, c.o.scale.createWorkers, names, func(ctx context.Context, name string) error {
-		err := c.conn.Kube.Delete(ctx, jobOf(r.api, r.ns, name, r.size, 0), client.PropagationPolicy(metav1.DeletePropagationBackground))
+		err := c.conn.Kube.Delete(ctx, jobOf(r.api, r.ns, name, r.size, 0, false), client.PropagationPolicy(metav1.DeletePropagationBackground))
 		return client.IgnoreNotFound(err)
 	})
 	if err != nil {
@@ -547,8 +552,9 @@ func (c *comparison) namespace(ctx context.Context, what string) (string, error)
 }
 
 // jobOf is job name of the size in API a: 1 master and the workers, restartPolicy OnFailure, one
-// GPU per pod; a burst's master exits 0 after masterRun.
-func jobOf(a api, ns, name string, s size, masterRun time.Duration) client.Object {
+// GPU per pod; a burst's master exits 0 after masterRun. keepPods asks that no pod be deleted
+// when the job finishes.
+func jobOf(a api, ns, name string, s size, masterRun time.Duration, keepPods bool) client.Object {
 	var masterAnnotations map[string]string
 	if s.burst() && masterRun > 0 {
 		masterAnnotations = map[string]string{simRunDuration: masterRun.String(), simExitCode: "0"}
@@ -562,7 +568,11 @@ func jobOf(a api, ns, name string, s size, masterRun time.Duration) client.Objec
 		if s.workers() > 0 {
 			specs[kubeflowv1.ReplicaTypeWorker] = &kubeflowv1.ReplicaSpec{Replicas: ptrTo(int32(s.workers())), Template: worker, RestartPolicy: kubeflowv1.RestartPolicyOnFailure}
 		}
-		return &kubeflowv1.PyTorchJob{ObjectMeta: meta, Spec: kubeflowv1.PyTorchJobSpec{PyTorchReplicaSpecs: specs}}
+		job := &kubeflowv1.PyTorchJob{ObjectMeta: meta, Spec: kubeflowv1.PyTorchJobSpec{PyTorchReplicaSpecs: specs}}
+		if keepPods {
+			job.Spec.RunPolicy = &kubeflowv1.RunPolicy{CleanPodPolicy: ptrTo(kubeflowv1.CleanPodPolicyNone)}
+		}
+		return job
 	}
 	specs := []batch.PyTorchReplicaSpec{
 		{Type: batch.PyTorchReplicaMaster, ReplicaTemplate: batch.ReplicaTemplate{Replicas: ptrTo[int32](1), Template: master, RestartPolicy: batch.RestartPolicyOnFailure}},
@@ -571,7 +581,11 @@ func jobOf(a api, ns, name string, s size, masterRun time.Duration) client.Objec
 		specs = append(specs, batch.PyTorchReplicaSpec{Type: batch.PyTorchReplicaWorker,
 			ReplicaTemplate: batch.ReplicaTemplate{Replicas: ptrTo(int32(s.workers())), Template: worker, RestartPolicy: batch.RestartPolicyOnFailure}})
 	}
-	return &batch.PyTorchTrainingJob{ObjectMeta: meta, Spec: batch.PyTorchTrainingJobSpec{ReplicaSpecs: specs}}
+	job := &batch.PyTorchTrainingJob{ObjectMeta: meta, Spec: batch.PyTorchTrainingJobSpec{ReplicaSpecs: specs}}
+	if keepPods {
+		job.Spec.RunPolicy = &batch.RunPolicy{CleanUpPolicy: batch.CleanUpPolicyNone}
+	}
+	return job
 }
 
 // gpuPodTemplate is podTemplate with one nvidia.com/gpu (its limit; the API server makes the

@@ -20,7 +20,11 @@ func sizesHeader(repo string, o options, apf, loadBefore, loadAfter string) stri
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), localrun.Commit(repo), localrun.Machine(), loadBefore, loadAfter)
 	fmt.Fprintf(&b, "Cluster: hack/cluster.sh, %d KWOK nodes of %d pods and %d nvidia.com/gpu; the control plane, the operator and the bench share the machine.  \n",
 		o.nodes, o.nodePods, o.nodeGPUs)
-	fmt.Fprintf(&b, "Jobs: 1 Master + N Workers, restartPolicy OnFailure, 1 nvidia.com/gpu per pod; a burst's masters exit 0 %s after they start. ", o.masterRun)
+	fmt.Fprintf(&b, "Jobs: 1 Master + N Workers, restartPolicy OnFailure, 1 nvidia.com/gpu per pod; a burst's masters exit 0 %s after they start", o.masterRun)
+	if o.keepPods {
+		b.WriteString("; **--clean-up=none: cleanPodPolicy (T9k cleanUpPolicy) None, no pod or Service deleted when a job finishes** (the peer's default work)")
+	}
+	b.WriteString(". ")
 	flags := strings.Join(o.operatorFlags, " ")
 	if flags == "" {
 		flags = "(its default flags)"

@@ -49,11 +49,14 @@ type options struct {
 	operatorBin   string
 	operatorFlags []string
 	masterRun     time.Duration // the burst masters' run-duration
-	idle          time.Duration // idleness before the idle RSS is read
-	settle        time.Duration // no job or pod change for this long: the status has settled
-	phaseTimeout  time.Duration
-	pprof         bool
-	pprofSeconds  int
+	// keepPods: the jobs ask that no pod be deleted when they finish (kubeflow.org cleanPodPolicy
+	// None, T9k cleanUpPolicy None), the work the Kubeflow peer does at its own default.
+	keepPods     bool
+	idle         time.Duration // idleness before the idle RSS is read
+	settle       time.Duration // no job or pod change for this long: the status has settled
+	phaseTimeout time.Duration
+	pprof        bool
+	pprofSeconds int
 	// scenarios are those to play: sizes (issue 19: both APIs at --sizes beside the floor), or
 	// the earlier ones: burst (with its completion and deletion), big (the big job, always played
 	// with them), gang-restart (of the big job).
@@ -125,7 +128,7 @@ func main() {
 func parseFlags(args []string) (options, error) {
 	fs := flag.NewFlagSet("benchscale", flag.ContinueOnError)
 	var o options
-	var scaleName, operatorFlags, scenarios, apis, sizes string
+	var scaleName, operatorFlags, scenarios, apis, sizes, cleanUp string
 	fs.StringVar(&scaleName, "scale", "full", "full or small: the sizes when --sizes is not given (full "+sizePresets["full"]+", small "+sizePresets["small"]+"); for the earlier scenarios, full is 50 jobs x 8 pods and a 1,000-pod job, small 10 x 4 and 100")
 	fs.StringVar(&apis, "apis", "t9k,kubeflow", "the sizes scenario's APIs, comma-separated, in the order played: t9k (PyTorchTrainingJob), kubeflow (kubeflow.org PyTorchJob)")
 	fs.StringVar(&sizes, "sizes", "", "the sizes scenario's sizes, comma-separated, <jobs>x<pods per job> (1 master, the rest workers), in the order played (default: those of --scale)")
@@ -140,6 +143,7 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.keepCluster, "keep-cluster", false, "leave the cluster running at the end, for debugging (hack/cluster.sh down with the same DEVCLUSTER_DIR and CLUSTER stops it)")
 	fs.StringVar(&o.operatorBin, "operator", "bin/trainyard", "the operator binary (a relative path is relative to the repository)")
 	fs.StringVar(&operatorFlags, "operator-flags", "", "extra operator flags, space-separated (also: everything after --)")
+	fs.StringVar(&cleanUp, "clean-up", "default", "the jobs' clean-up policy: default (unset, as issue 19's manifests: Trainyard then deletes a finished job's running pods, and a Kubeflow job's their Services) or none (kubeflow.org cleanPodPolicy None, T9k cleanUpPolicy None: nothing deleted until the job is, the training-operator v1.8's own default and so the peer's work)")
 	fs.DurationVar(&o.masterRun, "master-run-duration", 30*time.Second, "how long each burst job's master runs before it exits 0")
 	fs.DurationVar(&o.idle, "idle", 5*time.Second, "idleness after the operator is ready before its idle RSS is read")
 	fs.DurationVar(&o.settle, "settle", 2*time.Second, "a status has settled when no job or pod changed for this long (more than the operator's --status-batch-interval)")
@@ -156,6 +160,13 @@ func parseFlags(args []string) (options, error) {
 		return o, fmt.Errorf("--scale=%q: want full or small", scaleName)
 	}
 	o.scale = s
+	switch cleanUp {
+	case "default":
+	case "none":
+		o.keepPods = true
+	default:
+		return o, fmt.Errorf("--clean-up=%q: want default or none", cleanUp)
+	}
 	o.scenarios = map[string]bool{}
 	for _, name := range strings.Split(scenarios, ",") {
 		switch name = strings.TrimSpace(name); name {
