@@ -149,6 +149,12 @@ bench: ## Run the render benchmarks.
 bench-scale: build ## Both APIs (PyTorchTrainingJob, kubeflow.org PyTorchJob) at 50x8, 1x1000, 200x8, 1x5000 beside the floor and Kubeflow's tuned figures, on a 20-node cluster (.devcluster/bench/results.md); BENCH_ARGS='--scale=small' for a light run, '--runs=3' for medians of 3 runs, '--scenarios=gang-restart' for the gang restart.
 	go run ./hack/benchscale $(BENCH_ARGS)
 
+.PHONY: peer
+peer: ## Build Kubeflow's training-operator v1.8.1 (hack/peer, from the Go module proxy) into bin/peer/ with its PyTorchJob CRD and ClusterRole: make bench-scale BENCH_ARGS='--peer' then measures it on the same harness.
+	cd hack/peer && CGO_ENABLED=0 go build -o ../../bin/peer/training-operator.v1 .
+	d=$$(go -C hack/peer list -m -f '{{.Dir}}' github.com/kubeflow/training-operator) && \
+	  install -m 0644 $$d/manifests/base/crds/kubeflow.org_pytorchjobs.yaml $$d/manifests/base/rbac/role.yaml bin/peer/
+
 .PHONY: soak
 soak: build ## Soak the operator on its own cluster: 10 min of random jobs, actions, pod exits and kills, invariants checked (.devcluster/soak/results.md); SOAK_ARGS='--duration=1h' for longer.
 	go run ./hack/soak $(SOAK_ARGS)

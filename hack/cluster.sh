@@ -24,6 +24,10 @@
 #                   by name, and when it lags it can act on a stale event of a pod already gone and
 #                   delete the new pod of that name; a delay lets the new pod's event cancel it.
 #                   make bench-scale's gang restart, 1,000 pods at once, needs it.
+#   KWOK_POD_PARALLELISM  optional: how many pod stages the fake kubelet plays at once, for all the
+#                   nodes together (KWOK's podPlayStageParallelism; default: KWOK's own, 4). Each
+#                   stage is one status patch, so the pods it marks Running a second are this
+#                   many over the patch's latency; a real kubelet per node would not share them.
 #
 # Files: $DEVCLUSTER_DIR/kubeconfig (context kwok-$CLUSTER), $DEVCLUSTER_DIR/bin/kubectl (the
 # pinned kubectl), $DEVCLUSTER_DIR/kwok/clusters/$CLUSTER/{logs,pids,...} (kwokctl's own files),
@@ -199,6 +203,10 @@ EOF
     fi
   done >>"$CONFIG"
   { printf -- '---\n'; cat "$repo/hack/kwok/pod-stages.yaml"; } >>"$CONFIG"
+  if [ -n "${KWOK_POD_PARALLELISM:-}" ]; then
+    printf -- '---\napiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokConfiguration\noptions:\n  podPlayStageParallelism: %d\n' \
+      "$KWOK_POD_PARALLELISM" >>"$CONFIG"
+  fi
   # Every container's log is this file, in the CRI log format (<RFC3339Nano> stdout F <line>),
   # followed: kubectl logs -f shows the lines appended to it while it runs.
   printf '%s stdout F simulated container: no process runs on a KWOK node; this log is %s\n' \
@@ -258,6 +266,8 @@ cmd_up() {
     die "NODES must be 1..30000"
   fi
   local v
+  [ -z "${KWOK_POD_PARALLELISM:-}" ] || [[ $KWOK_POD_PARALLELISM =~ ^[1-9][0-9]*$ ]] ||
+    die "KWOK_POD_PARALLELISM must be a whole number above 0"
   for v in NODE_PODS NODE_GPUS; do
     [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a whole number"
   done

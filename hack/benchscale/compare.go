@@ -155,6 +155,11 @@ func (c *comparison) runAPI(ctx context.Context, a api) error {
 		return err
 	}
 	t := newTracker()
+	if a == apiKubeflow {
+		// Kubeflow's own pod labels, which Trainyard puts on a kubeflow.org job's pods too, and
+		// the peer (--peer) alone.
+		t = newTrackerOf(kubeflowv1.LabelJobName, kubeflowv1.LabelReplicaType)
+	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if err := watchBothAPIs(wctx, c.conn, ns, t); err != nil {

@@ -18,8 +18,12 @@ func sizesHeader(repo string, o options, apf, loadBefore, loadAfter string) stri
 	var b strings.Builder
 	fmt.Fprintf(&b, "Run %s; commit %s; %s; load average (1, 5, 15 min) %s before, %s after.  \n",
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), localrun.Commit(repo), localrun.Machine(), loadBefore, loadAfter)
-	fmt.Fprintf(&b, "Cluster: hack/cluster.sh, %d KWOK nodes of %d pods and %d nvidia.com/gpu; the control plane, the operator and the bench share the machine.  \n",
+	fmt.Fprintf(&b, "Cluster: hack/cluster.sh, %d KWOK nodes of %d pods and %d nvidia.com/gpu; the control plane, the operator and the bench share the machine",
 		o.nodes, o.nodePods, o.nodeGPUs)
+	if o.kwokPodParallelism > 0 {
+		fmt.Fprintf(&b, "; **KWOK plays %d pod stages at once (--kwok-pod-parallelism; its default, issue 19's harness, is 4): a diagnosis, not comparable with the peer's figures**", o.kwokPodParallelism)
+	}
+	b.WriteString(".  \n")
 	fmt.Fprintf(&b, "Jobs: 1 Master + N Workers, restartPolicy OnFailure, 1 nvidia.com/gpu per pod; a burst's masters exit 0 %s after they start", o.masterRun)
 	if o.keepPods {
 		b.WriteString("; **--clean-up=none: cleanPodPolicy (T9k cleanUpPolicy) None, no pod or Service deleted when a job finishes** (the peer's default work)")
@@ -33,7 +37,11 @@ func sizesHeader(repo string, o options, apf, loadBefore, loadAfter string) stri
 	if o.runs > 1 {
 		fresh = "per API, size and run"
 	}
-	fmt.Fprintf(&b, "Operator: `%s %s`, a fresh process %s.  \n", o.operatorBin, flags, fresh)
+	who := ""
+	if o.peer {
+		who = "**Kubeflow's training-operator v1.8.1 (--peer: its controllers built by make peer, its own PyTorchJob CRD and ClusterRole, no admission webhook)**, "
+	}
+	fmt.Fprintf(&b, "Operator: %s`%s %s`, a fresh process %s.  \n", who, o.operatorBin, flags, fresh)
 	if o.runs > 1 {
 		fmt.Fprintf(&b, "Runs: each size of each API played %d times in a row; the figures are medians of %d runs, ranges in brackets "+
 			"(of an even count, the mean of the two middle runs; completion: the medians of each run's median and of each run's worst; "+
@@ -80,7 +88,7 @@ func (c *comparison) markdown(header string, opAudit, floorAudit auditSummary) s
 	b.WriteString("Figures: times run from the first create call to what the bench's watches first saw (the last pod, the last job's status.phase Running " +
 		"(kubeflow.org: condition Running True), the last job's status counting all its pods running (aggregate.running; kubeflow.org: the sum of " +
 		"replicaStatuses' active), the last pod Running). Completion: per burst job, the status first seen Succeeded minus its master first seen Succeeded. " +
-		"Writes per pod: the operator's write requests in the audit log (user agent trainyard) from the first create to every job Running with all its pods " +
+		"Writes per pod: the operator's write requests in the audit log (user agent " + c.o.operatorAgent + "...) from the first create to every job Running with all its pods " +
 		"(settled, or cut short by a master's exit), over the pods it created; then over the whole size (completion and deletion too). " +
 		"409s and 429s: the audit log's answers to the operator's writes (it logs no reads) and the operator's own client-go metric rest_client_requests_total " +
 		"(reads too; client-go retries a 429 itself); APF rejections: apiserver_flowcontrol_rejected_requests_total of the operator's priority level. " +

@@ -51,12 +51,16 @@ type options struct {
 	masterRun     time.Duration // the burst masters' run-duration
 	// keepPods: the jobs ask that no pod be deleted when they finish (kubeflow.org cleanPodPolicy
 	// None, T9k cleanUpPolicy None), the work the Kubeflow peer does at its own default.
-	keepPods     bool
-	idle         time.Duration // idleness before the idle RSS is read
-	settle       time.Duration // no job or pod change for this long: the status has settled
-	phaseTimeout time.Duration
-	pprof        bool
-	pprofSeconds int
+	keepPods bool
+	// peer: the operator played is Kubeflow's training-operator v1.8.1 (make peer), with its own
+	// CRD and ClusterRole; operatorAgent is the user agent the audit log knows the operator by.
+	peer          bool
+	operatorAgent string
+	idle          time.Duration // idleness before the idle RSS is read
+	settle        time.Duration // no job or pod change for this long: the status has settled
+	phaseTimeout  time.Duration
+	pprof         bool
+	pprofSeconds  int
 	// scenarios are those to play: sizes (issue 19: both APIs at --sizes beside the floor), or
 	// the earlier ones: burst (with its completion and deletion), big (the big job, always played
 	// with them), gang-restart (of the big job).
@@ -73,6 +77,9 @@ type options struct {
 	// kwokDeleteDelay is the fake kubelet's delay in confirming a pod's deletion
 	// (hack/cluster.sh KWOK_POD_DELETE_DELAY_MS).
 	kwokDeleteDelay time.Duration
+	// kwokPodParallelism is how many pod stages the fake kubelet plays at once (hack/cluster.sh
+	// KWOK_POD_PARALLELISM); 0 leaves KWOK's default, 4, issue 19's harness.
+	kwokPodParallelism int
 }
 
 func (o options) sizesScenario() bool { return o.scenarios["sizes"] }
@@ -143,6 +150,7 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.keepCluster, "keep-cluster", false, "leave the cluster running at the end, for debugging (hack/cluster.sh down with the same DEVCLUSTER_DIR and CLUSTER stops it)")
 	fs.StringVar(&o.operatorBin, "operator", "bin/trainyard", "the operator binary (a relative path is relative to the repository)")
 	fs.StringVar(&operatorFlags, "operator-flags", "", "extra operator flags, space-separated (also: everything after --)")
+	fs.BoolVar(&o.peer, "peer", false, "play Kubeflow's training-operator v1.8.1 (built by make peer into "+peerDir+", with its own PyTorchJob CRD and ClusterRole) instead of Trainyard: kubeflow.org only, its default clean-up (--clean-up=none), "+peerSchemes+"; tune it with --operator-flags, e.g. '--kube-api-qps=1000 --kube-api-burst=2000 --controller-threads=16'")
 	fs.StringVar(&cleanUp, "clean-up", "default", "the jobs' clean-up policy: default (unset, as issue 19's manifests: Trainyard then deletes a finished job's running pods, and a Kubeflow job's their Services) or none (kubeflow.org cleanPodPolicy None, T9k cleanUpPolicy None: nothing deleted until the job is, the training-operator v1.8's own default and so the peer's work)")
 	fs.DurationVar(&o.masterRun, "master-run-duration", 30*time.Second, "how long each burst job's master runs before it exits 0")
 	fs.DurationVar(&o.idle, "idle", 5*time.Second, "idleness after the operator is ready before its idle RSS is read")
@@ -151,6 +159,7 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.pprof, "pprof", false, "capture a CPU profile of the operator from the big job's creation (sizes: from each size's, and a heap profile when it runs; with --runs above 1, in every run, into files named -run<k>) into <dir>/*.pprof")
 	fs.IntVar(&o.pprofSeconds, "pprof-seconds", 0, "length of the CPU profile (default 30 at full scale, 10 at small)")
 	fs.DurationVar(&o.kwokDeleteDelay, "kwok-pod-delete-delay", time.Second, "how long the fake kubelet takes to confirm a pod's deletion when the gang-restart scenario is played (0: at once, as otherwise). KWOK v0.8 deletes by name, and when it lags behind a gang restart it acts on stale events of the old pods and deletes the new pods of their names; the delay lets the new pods' events cancel those deletions")
+	fs.IntVar(&o.kwokPodParallelism, "kwok-pod-parallelism", 0, "pod stages the fake kubelet plays at once, for all nodes together (KWOK's podPlayStageParallelism); 0 keeps KWOK's default, 4, the harness of issue 19. A diagnosis: it changes the harness, the floor's too, so its figures do not compare with the peer's")
 	fs.StringVar(&scenarios, "scenarios", "sizes", "the scenarios to play, comma-separated: sizes (issue 19: --apis at --sizes beside the floor and Kubeflow's tuned figures), or the earlier ones, T9k only: burst (with completion and deletion), big, gang-restart (of the big job, which is always played with them); e.g. --scenarios=gang-restart")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -166,6 +175,22 @@ func parseFlags(args []string) (options, error) {
 		o.keepPods = true
 	default:
 		return o, fmt.Errorf("--clean-up=%q: want default or none", cleanUp)
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	o.operatorAgent = "trainyard"
+	if o.peer {
+		// The peer deletes no pod of a finished job by default; the bench would wait for it to.
+		if given["clean-up"] && !o.keepPods {
+			return o, errors.New("--peer: the peer keeps a finished job's pods (cleanPodPolicy None by default); leave --clean-up out or say none")
+		}
+		if given["operator"] {
+			return o, errors.New("--peer plays " + peerBin + ": leave --operator out")
+		}
+		if !given["apis"] {
+			apis = string(apiKubeflow)
+		}
+		o.keepPods, o.operatorBin, o.operatorAgent = true, peerBin, peerAgent
 	}
 	o.scenarios = map[string]bool{}
 	for _, name := range strings.Split(scenarios, ",") {
@@ -213,10 +238,22 @@ func parseFlags(args []string) (options, error) {
 	if o.runs < 1 {
 		return o, errors.New("--runs must be at least 1")
 	}
+	if o.kwokPodParallelism < 0 {
+		return o, errors.New("--kwok-pod-parallelism must be 0 (KWOK's default) or more")
+	}
 	if o.floorConcurrency < 1 {
 		return o, errors.New("--floor-concurrency must be at least 1")
 	}
 	o.operatorFlags = append(strings.Fields(operatorFlags), fs.Args()...)
+	if o.peer {
+		if !o.sizesScenario() {
+			return o, errors.New("--peer plays the sizes scenario only")
+		}
+		if slices.Contains(o.apis, apiT9k) {
+			return o, errors.New("--peer serves kubeflow.org only: --apis=kubeflow")
+		}
+		o.operatorFlags = append([]string{peerSchemes}, o.operatorFlags...)
+	}
 	if n := len(fs.Args()); n > 0 && !dashDashGiven(args, n) {
 		return o, fmt.Errorf("unexpected argument %q (operator flags go after --)", fs.Args()[0])
 	}
@@ -261,6 +298,11 @@ func run(ctx context.Context, o options) (err error) {
 			return err
 		}
 	}
+	if o.kwokPodParallelism > 0 {
+		if err := os.Setenv("KWOK_POD_PARALLELISM", fmt.Sprint(o.kwokPodParallelism)); err != nil {
+			return err
+		}
+	}
 	loadBefore := localrun.LoadAverage()
 	cl := localrun.Cluster{Repo: repo, Dir: o.dir, Name: o.clusterName, Nodes: o.nodes, NodePods: o.nodePods, NodeGPUs: o.nodeGPUs, Log: logf}
 	if o.sizesScenario() {
@@ -280,6 +322,11 @@ func run(ctx context.Context, o options) (err error) {
 	id, err := cl.OperatorIdentity(ctx, conn, operatorNamespace, operatorServiceAccount, kubeflow, tokenValidity, filepath.Join(o.dir, "operator.kubeconfig"))
 	if err != nil {
 		return fmt.Errorf("the operator's ServiceAccount: %w", err)
+	}
+	if o.peer {
+		if err := installPeer(ctx, cl, conn, id, repo); err != nil {
+			return err
+		}
 	}
 	flow, ferr := localrun.FlowOf(ctx, id.Config, conn, "/api/v1/namespaces/default/pods?limit=1")
 	adminFlow, aerr := localrun.FlowOf(ctx, conn.Config, conn, "/api/v1/namespaces/default/pods?limit=1")
@@ -318,7 +365,7 @@ func runSizes(ctx context.Context, o options, repo string, cl localrun.Cluster, 
 	for _, f := range c.floors {
 		floorWindows = append(floorWindows, window{name: f.windowName(), from: f.created, to: f.end})
 	}
-	opAudit, err1 := readAuditOf(cl.AuditLog(), operatorAgent, opWindows, filepath.Join(o.dir, "audit-trainyard.log"))
+	opAudit, err1 := readAuditOf(cl.AuditLog(), []byte(`"userAgent":"`+o.operatorAgent), opWindows, filepath.Join(o.dir, "audit-trainyard.log"))
 	floorAudit, err2 := readAuditOf(cl.AuditLog(), []byte(`"userAgent":"`+floorAgent), floorWindows, filepath.Join(o.dir, "audit-floor.log"))
 	if err := errors.Join(err1, err2); err != nil {
 		c.notes = append(c.notes, "audit log: "+err.Error())

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
+)
+
+func TestParseFlagsCleanUp(t *testing.T) {
+	cases := map[string]struct {
+		args     []string
+		keepPods bool
+		wantErr  bool
+	}{
+		"issue 19's manifests by default": {},
+		"none keeps the pods":             {args: []string{"--clean-up=none"}, keepPods: true},
+		"default said":                    {args: []string{"--clean-up=default"}},
+		"anything else is refused":        {args: []string{"--clean-up=All"}, wantErr: true},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			o, err := parseFlags(c.args)
+			if (err != nil) != c.wantErr {
+				t.Fatalf("err = %v, want error %v", err, c.wantErr)
+			}
+			if err == nil && o.keepPods != c.keepPods {
+				t.Errorf("keepPods = %v, want %v", o.keepPods, c.keepPods)
+			}
+		})
+	}
+}
+
+func TestJobsKeepTheirPodsOnlyWhenAsked(t *testing.T) {
+	s := size{jobs: 2, podsPerJob: 8}
+	for _, keep := range []bool{false, true} {
+		kf := jobOf(apiKubeflow, "ns", "j", s, time.Second, keep).(*kubeflowv1.PyTorchJob)
+		t9k := jobOf(apiT9k, "ns", "j", s, time.Second, keep).(*batch.PyTorchTrainingJob)
+		if !keep {
+			if kf.Spec.RunPolicy != nil || t9k.Spec.RunPolicy != nil {
+				t.Errorf("default: run policies %+v, %+v; want none (the operator's defaults)", kf.Spec.RunPolicy, t9k.Spec.RunPolicy)
+			}
+			continue
+		}
+		if p := kf.Spec.RunPolicy; p == nil || p.CleanPodPolicy == nil || *p.CleanPodPolicy != kubeflowv1.CleanPodPolicyNone {
+			t.Errorf("kubeflow.org run policy %+v, want cleanPodPolicy None", p)
+		}
+		if p := t9k.Spec.RunPolicy; p == nil || p.CleanUpPolicy != batch.CleanUpPolicyNone {
+			t.Errorf("T9k run policy %+v, want cleanUpPolicy None", p)
+		}
+	}
+}
+
+func TestParseFlagsKwokPodParallelism(t *testing.T) {
+	cases := map[string]struct {
+		args    []string
+		want    int
+		wantErr bool
+	}{
+		"KWOK's default unless asked": {want: 0},
+		"asked":                       {args: []string{"--kwok-pod-parallelism=20"}, want: 20},
+		"below 0 is refused":          {args: []string{"--kwok-pod-parallelism=-1"}, wantErr: true},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			o, err := parseFlags(c.args)
+			if (err != nil) != c.wantErr {
+				t.Fatalf("err = %v, want error %v", err, c.wantErr)
+			}
+			if err == nil && o.kwokPodParallelism != c.want {
+				t.Errorf("kwokPodParallelism = %d, want %d", o.kwokPodParallelism, c.want)
+			}
+		})
+	}
+}
+
+func TestParseFlagsPeer(t *testing.T) {
+	o, err := parseFlags([]string{"--peer", "--operator-flags=--controller-threads=16"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.keepPods || o.operatorBin != peerBin || o.operatorAgent != peerAgent {
+		t.Errorf("--peer: keepPods %v, operator %q, agent %q; want true, %q, %q", o.keepPods, o.operatorBin, o.operatorAgent, peerBin, peerAgent)
+	}
+	if len(o.apis) != 1 || o.apis[0] != apiKubeflow {
+		t.Errorf("--peer: apis %v, want kubeflow alone", o.apis)
+	}
+	if want := []string{peerSchemes, "--controller-threads=16"}; !slices.Equal(o.operatorFlags, want) {
+		t.Errorf("--peer: operator flags %q, want %q", o.operatorFlags, want)
+	}
+	if o, err := parseFlags(nil); err != nil || o.peer || o.operatorAgent != "trainyard" || o.operatorBin != "bin/trainyard" {
+		t.Errorf("default: %v, peer %v, agent %q, operator %q; want Trainyard", err, o.peer, o.operatorAgent, o.operatorBin)
+	}
+	for _, args := range [][]string{
+		{"--peer", "--apis=t9k,kubeflow"},
+		{"--peer", "--clean-up=default"},
+		{"--peer", "--operator=bin/other"},
+		{"--peer", "--scenarios=burst"},
+	} {
+		if _, err := parseFlags(args); err == nil {
+			t.Errorf("%q: no error, want one", args)
+		}
+	}
+}
