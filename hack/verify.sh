@@ -18,9 +18,11 @@ make -C "$scratch" --no-print-directory -s generate manifests >/dev/null
 (cd "$scratch" && go mod tidy)
 # The image writer is a module of its own (its dependency stays out of the operator's go.mod).
 (cd "$scratch/hack/ociimage" && go mod tidy)
+# So is the Kubeflow training-operator that make bench-scale --peer measures (make peer).
+(cd "$scratch/hack/peer" && go mod tidy)
 
 status=0
-for path in apis kustomize charts/trainyard/files go.mod go.sum hack/ociimage/go.mod hack/ociimage/go.sum; do
+for path in apis kustomize charts/trainyard/files go.mod go.sum hack/ociimage/go.mod hack/ociimage/go.sum hack/peer/go.mod hack/peer/go.sum; do
   if ! diff -ruN "$root/$path" "$scratch/$path" >"$scratch.diff" 2>&1; then
     echo "verify: $path differs from what the generators produce (run 'make generate manifests', or 'go mod tidy' in its module's folder):"
     head -40 "$scratch.diff"
