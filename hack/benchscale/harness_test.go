@@ -9,16 +9,24 @@ import (
 	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
 )
 
-func TestParseFlagsCleanUp(t *testing.T) {
-	cases := map[string]struct {
-		args     []string
+// TestParseFlagsHarness: the flags that change what is played (the jobs' clean-up, KWOK's pod
+// workers).
+func TestParseFlagsHarness(t *testing.T) {
+	type harness struct {
 		keepPods bool
-		wantErr  bool
+		kwok     int
+	}
+	cases := map[string]struct {
+		args    []string
+		want    harness
+		wantErr bool
 	}{
-		"issue 19's manifests by default": {},
-		"none keeps the pods":             {args: []string{"--clean-up=none"}, keepPods: true},
-		"default said":                    {args: []string{"--clean-up=default"}},
-		"anything else is refused":        {args: []string{"--clean-up=All"}, wantErr: true},
+		"issue 19's harness by default":      {},
+		"clean-up none keeps the pods":       {args: []string{"--clean-up=none"}, want: harness{keepPods: true}},
+		"clean-up default said":              {args: []string{"--clean-up=default"}},
+		"another clean-up is refused":        {args: []string{"--clean-up=All"}, wantErr: true},
+		"KWOK's pod workers asked":           {args: []string{"--kwok-pod-parallelism=20"}, want: harness{kwok: 20}},
+		"KWOK's pod workers below 0 refused": {args: []string{"--kwok-pod-parallelism=-1"}, wantErr: true},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -26,8 +34,8 @@ func TestParseFlagsCleanUp(t *testing.T) {
 			if (err != nil) != c.wantErr {
 				t.Fatalf("err = %v, want error %v", err, c.wantErr)
 			}
-			if err == nil && o.keepPods != c.keepPods {
-				t.Errorf("keepPods = %v, want %v", o.keepPods, c.keepPods)
+			if got := (harness{keepPods: o.keepPods, kwok: o.kwokPodParallelism}); err == nil && got != c.want {
+				t.Errorf("got %+v, want %+v", got, c.want)
 			}
 		})
 	}
@@ -50,29 +58,6 @@ func TestJobsKeepTheirPodsOnlyWhenAsked(t *testing.T) {
 		if p := t9k.Spec.RunPolicy; p == nil || p.CleanUpPolicy != batch.CleanUpPolicyNone {
 			t.Errorf("T9k run policy %+v, want cleanUpPolicy None", p)
 		}
-	}
-}
-
-func TestParseFlagsKwokPodParallelism(t *testing.T) {
-	cases := map[string]struct {
-		args    []string
-		want    int
-		wantErr bool
-	}{
-		"KWOK's default unless asked": {want: 0},
-		"asked":                       {args: []string{"--kwok-pod-parallelism=20"}, want: 20},
-		"below 0 is refused":          {args: []string{"--kwok-pod-parallelism=-1"}, wantErr: true},
-	}
-	for name, c := range cases {
-		t.Run(name, func(t *testing.T) {
-			o, err := parseFlags(c.args)
-			if (err != nil) != c.wantErr {
-				t.Fatalf("err = %v, want error %v", err, c.wantErr)
-			}
-			if err == nil && o.kwokPodParallelism != c.want {
-				t.Errorf("kwokPodParallelism = %d, want %d", o.kwokPodParallelism, c.want)
-			}
-		})
 	}
 }
 
