@@ -204,8 +204,24 @@ EOF
   done >>"$CONFIG"
   { printf -- '---\n'; cat "$repo/hack/kwok/pod-stages.yaml"; } >>"$CONFIG"
   if [ -n "${KWOK_POD_PARALLELISM:-}" ]; then
-    printf -- '---\napiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokConfiguration\noptions:\n  podPlayStageParallelism: %d\n' \
-      "$KWOK_POD_PARALLELISM" >>"$CONFIG"
+    # A KwokConfiguration given here replaces KWOK's defaults of its options rather than adding to
+    # them (a parallelism left out is 0, and KWOK refuses to start): every one is spelled out, at
+    # KWOK v0.8's default but the pod stages'.
+    cat >>"$CONFIG" <<EOF
+---
+apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokConfiguration
+options:
+  podPlayStageParallelism: $KWOK_POD_PARALLELISM
+  nodePlayStageParallelism: 4
+  nodeLeaseParallelism: 4
+  podsOnNodeSyncParallelism: 1
+  enableDebuggingHandlers: true
+  enableProfilingHandler: true
+  enableContentionProfiling: false
+  enablePodsOnNodeSyncListPager: true
+  enablePodsOnNodeSyncStreamWatch: false
+EOF
   fi
   # Every container's log is this file, in the CRI log format (<RFC3339Nano> stdout F <line>),
   # followed: kubectl logs -f shows the lines appended to it while it runs.
