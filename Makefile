@@ -155,6 +155,13 @@ peer: ## Build Kubeflow's training-operator v1.8.1 (hack/peer, from the Go modul
 	d=$$(go -C hack/peer list -m -f '{{.Dir}}' github.com/kubeflow/training-operator) && \
 	  install -m 0644 $$d/manifests/base/crds/kubeflow.org_pytorchjobs.yaml $$d/manifests/base/rbac/role.yaml bin/peer/
 
+# The tuned peer of issue 19; PEER_FLAGS= plays it at its defaults.
+PEER_FLAGS ?= --kube-api-qps=1000 --kube-api-burst=2000 --controller-threads=16
+
+.PHONY: bench-peer
+bench-peer: build peer ## Kubeflow's training-operator v1.8.1 on make bench-scale's harness, kubeflow.org at the four sizes: tuned as in issue 19 (PEER_FLAGS), PEER_FLAGS= for its defaults; BENCH_ARGS as for bench-scale.
+	go run ./hack/benchscale --peer --operator-flags="$(PEER_FLAGS)" $(BENCH_ARGS)
+
 .PHONY: soak
 soak: build ## Soak the operator on its own cluster: 10 min of random jobs, actions, pod exits and kills, invariants checked (.devcluster/soak/results.md); SOAK_ARGS='--duration=1h' for longer.
 	go run ./hack/soak $(SOAK_ARGS)
