@@ -12,10 +12,10 @@ import (
 	"time"
 )
 
-// The API server logs one JSON line per write request (hack/kwok/audit-policy.yaml). The
-// operator's requests are those whose user agent starts with "trainyard" (its client's
-// UserAgent; the bench's own client calls itself benchscale).
-var operatorAgent = []byte(`"userAgent":"trainyard`)
+// The API server logs one JSON line per write request (hack/kwok/audit-policy.yaml). Trainyard's
+// requests are those whose user agent starts with trainyardAgent (its client's UserAgent; the
+// bench's own client calls itself benchscale).
+const trainyardAgent = "trainyard"
 
 // window is a stretch of the run, on the machine's clock, whose operator writes are counted
 // together.
@@ -65,12 +65,12 @@ var writeVerbs = map[string]bool{"create": true, "update": true, "patch": true, 
 // readAudit counts the operator's write requests in each window (by the time the response
 // completed) and copies the operator's lines to copyTo, since the audit log goes with the cluster.
 func readAudit(path string, windows []window, copyTo string) (auditSummary, error) {
-	return readAuditOf(path, operatorAgent, windows, copyTo)
+	return readAuditOf(path, trainyardAgent, windows, copyTo)
 }
 
-// readAuditOf is readAudit for the requests whose user agent starts as agent (`"userAgent":"...`).
+// readAuditOf is readAudit for the requests whose user agent starts with agent.
 // Note: the audit policy logs writes only, so a 429 answered to a read (a list) is not counted.
-func readAuditOf(path string, agent []byte, windows []window, copyTo string) (auditSummary, error) {
+func readAuditOf(path string, agent string, windows []window, copyTo string) (auditSummary, error) {
 	s := auditSummary{windows: windows, counts: make([]writeCounts, len(windows))}
 	for i := range s.counts {
 		s.counts[i].byKind = map[string]int{}
@@ -89,7 +89,7 @@ func readAuditOf(path string, agent []byte, windows []window, copyTo string) (au
 	defer w.Flush()
 
 	for _, f := range files {
-		if err := s.readFile(f, agent, windows, w); err != nil {
+		if err := s.readFile(f, []byte(`"userAgent":"`+agent), windows, w); err != nil {
 			return s, err
 		}
 	}

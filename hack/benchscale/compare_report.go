@@ -88,7 +88,7 @@ func (c *comparison) markdown(header string, opAudit, floorAudit auditSummary) s
 	b.WriteString("Figures: times run from the first create call to what the bench's watches first saw (the last pod, the last job's status.phase Running " +
 		"(kubeflow.org: condition Running True), the last job's status counting all its pods running (aggregate.running; kubeflow.org: the sum of " +
 		"replicaStatuses' active), the last pod Running). Completion: per burst job, the status first seen Succeeded minus its master first seen Succeeded. " +
-		"Writes per pod: the operator's write requests in the audit log (user agent " + c.o.operatorAgent + "...) from the first create to every job Running with all its pods " +
+		"Writes per pod: the operator's write requests in the audit log (user agent " + c.o.operatorAgent() + "...) from the first create to every job Running with all its pods " +
 		"(settled, or cut short by a master's exit), over the pods it created; then over the whole size (completion and deletion too). " +
 		"409s and 429s: the audit log's answers to the operator's writes (it logs no reads) and the operator's own client-go metric rest_client_requests_total " +
 		"(reads too; client-go retries a 429 itself); APF rejections: apiserver_flowcontrol_rejected_requests_total of the operator's priority level. " +

@@ -66,8 +66,8 @@ func TestParseFlagsPeer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !o.keepPods || o.operatorBin != peerBin || o.operatorAgent != peerAgent {
-		t.Errorf("--peer: keepPods %v, operator %q, agent %q; want true, %q, %q", o.keepPods, o.operatorBin, o.operatorAgent, peerBin, peerAgent)
+	if !o.keepPods || o.operatorBin != peerBin || o.operatorAgent() != peerAgent {
+		t.Errorf("--peer: keepPods %v, operator %q, agent %q; want true, %q, %q", o.keepPods, o.operatorBin, o.operatorAgent(), peerBin, peerAgent)
 	}
 	if len(o.apis) != 1 || o.apis[0] != apiKubeflow {
 		t.Errorf("--peer: apis %v, want kubeflow alone", o.apis)
@@ -75,8 +75,8 @@ func TestParseFlagsPeer(t *testing.T) {
 	if want := []string{peerSchemes, "--controller-threads=16"}; !slices.Equal(o.operatorFlags, want) {
 		t.Errorf("--peer: operator flags %q, want %q", o.operatorFlags, want)
 	}
-	if o, err := parseFlags(nil); err != nil || o.peer || o.operatorAgent != "trainyard" || o.operatorBin != "bin/trainyard" {
-		t.Errorf("default: %v, peer %v, agent %q, operator %q; want Trainyard", err, o.peer, o.operatorAgent, o.operatorBin)
+	if o, err := parseFlags(nil); err != nil || o.peer || o.operatorAgent() != trainyardAgent || o.operatorBin != "bin/trainyard" {
+		t.Errorf("default: %v, peer %v, agent %q, operator %q; want Trainyard", err, o.peer, o.operatorAgent(), o.operatorBin)
 	}
 	for _, args := range [][]string{
 		{"--peer", "--apis=t9k,kubeflow"},

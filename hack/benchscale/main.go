@@ -53,14 +53,13 @@ type options struct {
 	// None, T9k cleanUpPolicy None), the work the Kubeflow peer does at its own default.
 	keepPods bool
 	// peer: the operator played is Kubeflow's training-operator v1.8.1 (make peer), with its own
-	// CRD and ClusterRole; operatorAgent is the user agent the audit log knows the operator by.
-	peer          bool
-	operatorAgent string
-	idle          time.Duration // idleness before the idle RSS is read
-	settle        time.Duration // no job or pod change for this long: the status has settled
-	phaseTimeout  time.Duration
-	pprof         bool
-	pprofSeconds  int
+	// CRD and ClusterRole.
+	peer         bool
+	idle         time.Duration // idleness before the idle RSS is read
+	settle       time.Duration // no job or pod change for this long: the status has settled
+	phaseTimeout time.Duration
+	pprof        bool
+	pprofSeconds int
 	// scenarios are those to play: sizes (issue 19: both APIs at --sizes beside the floor), or
 	// the earlier ones: burst (with its completion and deletion), big (the big job, always played
 	// with them), gang-restart (of the big job).
@@ -83,6 +82,14 @@ type options struct {
 }
 
 func (o options) sizesScenario() bool { return o.scenarios["sizes"] }
+
+// operatorAgent is the user agent the audit log knows the operator played by.
+func (o options) operatorAgent() string {
+	if o.peer {
+		return peerAgent
+	}
+	return trainyardAgent
+}
 
 // scale is the size of the scenarios.
 type scale struct {
@@ -178,7 +185,6 @@ func parseFlags(args []string) (options, error) {
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	o.operatorAgent = "trainyard"
 	if o.peer {
 		// The peer deletes no pod of a finished job by default; the bench would wait for it to.
 		if given["clean-up"] && !o.keepPods {
@@ -190,7 +196,7 @@ func parseFlags(args []string) (options, error) {
 		if !given["apis"] {
 			apis = string(apiKubeflow)
 		}
-		o.keepPods, o.operatorBin, o.operatorAgent = true, peerBin, peerAgent
+		o.keepPods, o.operatorBin = true, peerBin
 	}
 	o.scenarios = map[string]bool{}
 	for _, name := range strings.Split(scenarios, ",") {
@@ -365,8 +371,8 @@ func runSizes(ctx context.Context, o options, repo string, cl localrun.Cluster, 
 	for _, f := range c.floors {
 		floorWindows = append(floorWindows, window{name: f.windowName(), from: f.created, to: f.end})
 	}
-	opAudit, err1 := readAuditOf(cl.AuditLog(), []byte(`"userAgent":"`+o.operatorAgent), opWindows, filepath.Join(o.dir, "audit-trainyard.log"))
-	floorAudit, err2 := readAuditOf(cl.AuditLog(), []byte(`"userAgent":"`+floorAgent), floorWindows, filepath.Join(o.dir, "audit-floor.log"))
+	opAudit, err1 := readAuditOf(cl.AuditLog(), o.operatorAgent(), opWindows, filepath.Join(o.dir, "audit-trainyard.log"))
+	floorAudit, err2 := readAuditOf(cl.AuditLog(), floorAgent, floorWindows, filepath.Join(o.dir, "audit-floor.log"))
 	if err := errors.Join(err1, err2); err != nil {
 		c.notes = append(c.notes, "audit log: "+err.Error())
 	}

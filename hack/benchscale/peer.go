@@ -6,10 +6,6 @@ import (
 	"os"
 	"path/filepath"
 
-	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/trainyard/trainyard/hack/internal/localrun"
 )
 
@@ -40,17 +36,10 @@ func installPeer(ctx context.Context, cl localrun.Cluster, conn localrun.Connect
 		}
 	}
 	logf("the peer: its PyTorchJob CRD and its ClusterRole %s", peerRoleName)
-	for _, f := range []string{peerCRD, peerRole} {
-		if err := cl.Kubectl(ctx, "apply", "--server-side", "--force-conflicts", "-f", filepath.Join(repo, f)); err != nil {
-			return err
-		}
+	if err := cl.Kubectl(ctx, "apply", "--server-side", "--force-conflicts", "-f", filepath.Join(repo, peerCRD)); err != nil {
+		return err
 	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: id.Namespace + "-" + peerRoleName},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: peerRoleName},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: id.Namespace, Name: id.Name}},
-	}
-	if err := conn.Kube.Create(ctx, binding); err != nil && !apierrors.IsAlreadyExists(err) {
+	if err := cl.BindClusterRole(ctx, conn, id, peerRoleName, filepath.Join(repo, peerRole)); err != nil {
 		return fmt.Errorf("binding the peer's ClusterRole: %w", err)
 	}
 	return cl.Kubectl(ctx, "wait", "--for=condition=Established", "crd/pytorchjobs.kubeflow.org", "--timeout=60s")

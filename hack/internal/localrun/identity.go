@@ -45,30 +45,21 @@ func (id Identity) User() string {
 // kubeconfig with the token and the cluster's server and CA to path.
 func (c Cluster) OperatorIdentity(ctx context.Context, conn Connection, namespace, name string, kubeflow bool, valid time.Duration, path string) (Identity, error) {
 	id := Identity{Namespace: namespace, Name: name, Kubeconfig: path}
+	for _, o := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}},
+	} {
+		if err := createIfAbsent(ctx, conn, o); err != nil {
+			return id, err
+		}
+	}
 	roles := map[string]string{"trainyard-manager": filepath.Join(c.Repo, "kustomize", "rbac", "role.yaml")}
 	if kubeflow {
 		roles["trainyard-manager-kubeflow"] = filepath.Join(c.Repo, "kustomize", "kubeflow", "role.yaml")
 	}
-	for _, file := range roles {
-		if err := c.Kubectl(ctx, "apply", "--server-side", "--force-conflicts", "-f", file); err != nil {
+	for role, file := range roles {
+		if err := c.BindClusterRole(ctx, conn, id, role, file); err != nil {
 			return id, err
-		}
-	}
-	objs := []client.Object{
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}},
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}},
-	}
-	for role := range roles {
-		objs = append(objs, &rbacv1.ClusterRoleBinding{
-			// Named after the namespace too, so that a bench and the e2e install never share one.
-			ObjectMeta: metav1.ObjectMeta{Name: namespace + "-" + role},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: name}},
-		})
-	}
-	for _, o := range objs {
-		if err := conn.Kube.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
-			return id, fmt.Errorf("creating %T %s: %w", o, o.GetName(), err)
 		}
 	}
 
@@ -165,4 +156,25 @@ func FlowOf(ctx context.Context, cfg *rest.Config, conn Connection, path string)
 		}
 	}
 	return f, nil
+}
+
+// BindClusterRole applies the ClusterRole role from file with the pinned kubectl and binds it to
+// id's ServiceAccount (a binding named after the namespace too, so that a bench and the e2e
+// install never share one).
+func (c Cluster) BindClusterRole(ctx context.Context, conn Connection, id Identity, role, file string) error {
+	if err := c.Kubectl(ctx, "apply", "--server-side", "--force-conflicts", "-f", file); err != nil {
+		return err
+	}
+	return createIfAbsent(ctx, conn, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: id.Namespace + "-" + role},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: id.Namespace, Name: id.Name}},
+	})
+}
+
+func createIfAbsent(ctx context.Context, conn Connection, o client.Object) error {
+	if err := conn.Kube.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating %T %s: %w", o, o.GetName(), err)
+	}
+	return nil
 }
