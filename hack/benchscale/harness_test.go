@@ -30,15 +30,23 @@ func TestParseFlagsHarness(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			o, err := parseFlags(c.args)
-			if (err != nil) != c.wantErr {
-				t.Fatalf("err = %v, want error %v", err, c.wantErr)
-			}
-			if got := (harness{keepPods: o.keepPods, kwok: o.kwokPodParallelism}); err == nil && got != c.want {
+			o, parsed := parsedFlags(t, c.args, c.wantErr)
+			if got := (harness{keepPods: o.keepPods, kwok: o.kwokPodParallelism}); parsed && got != c.want {
 				t.Errorf("got %+v, want %+v", got, c.want)
 			}
 		})
 	}
+}
+
+// parsedFlags parses args, failing the test unless it errs exactly when wantErr; parsed reports
+// that options came out (no error).
+func parsedFlags(t *testing.T, args []string, wantErr bool) (o options, parsed bool) {
+	t.Helper()
+	o, err := parseFlags(args)
+	if (err != nil) != wantErr {
+		t.Fatalf("err = %v, want error %v", err, wantErr)
+	}
+	return o, err == nil
 }
 
 func TestJobsKeepTheirPodsOnlyWhenAsked(t *testing.T) {

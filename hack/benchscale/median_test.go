@@ -193,11 +193,8 @@ func TestParseFlagsRuns(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			o, err := parseFlags(c.args)
-			if (err != nil) != c.wantErr {
-				t.Fatalf("err = %v, want error %v", err, c.wantErr)
-			}
-			if err == nil && o.runs != c.want {
+			o, parsed := parsedFlags(t, c.args, c.wantErr)
+			if parsed && o.runs != c.want {
 				t.Errorf("runs = %d, want %d", o.runs, c.want)
 			}
 		})

@@ -28,11 +28,8 @@ func TestParseFlagsSizes(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			o, err := parseFlags(c.args)
-			if (err != nil) != c.wantErr {
-				t.Fatalf("err = %v, want error %v", err, c.wantErr)
-			}
-			if c.wantErr {
+			o, parsed := parsedFlags(t, c.args, c.wantErr)
+			if !parsed {
 				return
 			}
 			if diff := cmp.Diff(c.wantAPIs, o.apis); diff != "" {
