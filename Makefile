@@ -162,6 +162,17 @@ PEER_FLAGS ?= --kube-api-qps=1000 --kube-api-burst=2000 --controller-threads=16
 bench-peer: build peer ## Kubeflow's training-operator v1.8.1 on make bench-scale's harness, kubeflow.org at the four sizes: tuned as in issue 19 (PEER_FLAGS), PEER_FLAGS= for its defaults; BENCH_ARGS as for bench-scale.
 	go run ./hack/benchscale --peer --operator-flags="$(PEER_FLAGS)" $(BENCH_ARGS)
 
+# make bench-side-by-side: where each column's run goes, and the arguments of all three.
+SIDE_DIR ?= .devcluster/side-by-side
+SIDE_ARGS ?= --runs=2
+
+.PHONY: bench-side-by-side
+bench-side-by-side: build peer ## Issue 19's side-by-side, as a new user would run it: Trainyard at its defaults, the peer tuned (PEER_FLAGS) and the peer at its defaults, kubeflow.org at the four sizes, each its own bench-scale run on the same harness, set side by side in $(SIDE_DIR)/side-by-side.md (about 80 minutes; SIDE_ARGS='--sizes=50x8,200x8 --runs=1' for less). A run that breaks leaves its column partly empty.
+	-go run ./hack/benchscale --apis=kubeflow --dir=$(SIDE_DIR)/trainyard $(SIDE_ARGS)
+	-go run ./hack/benchscale --peer --floor=false --operator-flags="$(PEER_FLAGS)" --dir=$(SIDE_DIR)/peer-tuned $(SIDE_ARGS)
+	-go run ./hack/benchscale --peer --floor=false --phase-timeout=20m --dir=$(SIDE_DIR)/peer-defaults $(SIDE_ARGS)
+	go run ./hack/benchscale --dir=$(SIDE_DIR) --side-by-side='Trainyard=$(SIDE_DIR)/trainyard,Kubeflow tuned=$(SIDE_DIR)/peer-tuned,Kubeflow at defaults=$(SIDE_DIR)/peer-defaults'
+
 .PHONY: soak
 soak: build ## Soak the operator on its own cluster: 10 min of random jobs, actions, pod exits and kills, invariants checked (.devcluster/soak/results.md); SOAK_ARGS='--duration=1h' for longer.
 	go run ./hack/soak $(SOAK_ARGS)

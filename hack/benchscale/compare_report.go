@@ -109,6 +109,9 @@ func (c *comparison) markdown(header string, opAudit, floorAudit auditSummary) s
 // sizeRow is one line of an API's table.
 type sizeRow struct {
 	figure, measured, target, met, peer, ahead string
+	// values are the medians the row measured, lower is better (seconds, counts, CPU-seconds, MB),
+	// for --side-by-side; none when it measured nothing or is not compared.
+	values []float64
 }
 
 func (c *comparison) apiTable(b *strings.Builder, a api, audit auditSummary) {
@@ -182,6 +185,9 @@ func durations(rs []sizeResult, read func(sizeResult) figure) overRuns[time.Dura
 func timeRow(name string, rs []sizeResult, read func(sizeResult) figure, peer time.Duration) sizeRow {
 	d := durations(rs, read)
 	x := sizeRow{figure: name, measured: d.spell(secsNum, " s", fmtFigure(read(rs[0])))}
+	if d.ok() {
+		x.values = []float64{d.median.Seconds()}
+	}
 	if peer > 0 {
 		x.peer = secs(peer)
 		if d.ok() {
@@ -205,6 +211,7 @@ func completionRow(rs []sizeResult, peer peerFigures) sizeRow {
 			}
 		}
 		x.measured = fmt.Sprintf("%s, %s%s", median.spell(secsNum, " s", ""), worst.spell(secsNum, " s", ""), ofJobs(jobs))
+		x.values = []float64{median.median.Seconds(), worst.median.Seconds()}
 		x.met = metBool(true, median.median <= 100*time.Millisecond && worst.median <= 300*time.Millisecond)
 		if peer.completionMedian > 0 {
 			x.ahead = ahead(median.median < peer.completionMedian && worst.median < peer.completionWorst,
@@ -254,6 +261,7 @@ func writesRow(rs []sizeResult, audit auditSummary) sizeRow {
 		counts = fmt.Sprintf(" (%d / %d)", first.total, first.podsCreated)
 	}
 	x.measured = fmt.Sprintf("%s%s; whole size %s", start.spell(decimals2, "", ""), counts, whole.spell(decimals2, "", ""))
+	x.values = []float64{start.median}
 	return x
 }
 
@@ -274,6 +282,7 @@ func countRows(rs []sizeResult, audit auditSummary, peer peerFigures) (conflicts
 	}
 	rest409 := acrossRuns(rs, func(r sizeResult) (float64, bool) { return r.rest409, r.restOK })
 	conflicts.measured = spellCounts(audit409, rest409)
+	conflicts.values = []float64{audit409.median}
 	conflicts.met = metBool(true, audit409.median == 0 && (!rest409.ok() || rest409.median == 0))
 	throttled.measured = spellCounts(audited(func(w writeCounts) int { return w.throttled }),
 		acrossRuns(rs, func(r sizeResult) (float64, bool) { return r.rest429, r.restOK }),
@@ -302,6 +311,7 @@ func cpuRow(rs []sizeResult, peer peerFigures) sizeRow {
 	start := cpu(func(r sizeResult) float64 { return r.cpuStart / pods * 1000 })
 	all := cpu(func(r sizeResult) float64 { return r.cpu })
 	x.measured = fmt.Sprintf("%s (%s); %s in all", per.spell(decimals2, " s", ""), start.spell(decimals2, " s", ""), all.spell(decimals2, " s", ""))
+	x.values = []float64{per.median}
 	if peer.cpuPer1000 > 0 {
 		x.target, x.peer = "< the peer's", fmt.Sprintf("%.1f s", peer.cpuPer1000)
 		x.met = metBool(true, per.median < peer.cpuPer1000)
@@ -322,6 +332,9 @@ func rssRow(rs []sizeResult, peer peerFigures) sizeRow {
 	running := kb(func(r sizeResult) int64 { return r.rssRunningKB })
 	peak := kb(func(r sizeResult) int64 { return r.hwmKB })
 	x := sizeRow{figure: "operator RSS when Running; peak (VmHWM)", measured: running.spell(mbNum, " MB", "n/a") + "; " + peak.spell(mbNum, " MB", "n/a")}
+	if running.ok() {
+		x.values = []float64{float64(running.median) / 1024}
+	}
 	if rs[0].size.pods() >= 5000 {
 		x.target = "< 100 MB"
 		x.met = metBool(running.ok(), running.median < 100*1024)

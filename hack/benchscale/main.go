@@ -52,6 +52,8 @@ type options struct {
 	// keepPods: the jobs ask that no pod be deleted when they finish (kubeflow.org cleanPodPolicy
 	// None, T9k cleanUpPolicy None), the work the Kubeflow peer does at its own default.
 	keepPods bool
+	// players: --side-by-side, earlier runs to set side by side instead of playing.
+	players []player
 	// peer: the operator played is Kubeflow's training-operator v1.8.1 (make peer), with its own
 	// CRD and ClusterRole.
 	peer         bool
@@ -142,7 +144,7 @@ func main() {
 func parseFlags(args []string) (options, error) {
 	fs := flag.NewFlagSet("benchscale", flag.ContinueOnError)
 	var o options
-	var scaleName, operatorFlags, scenarios, apis, sizes, cleanUp string
+	var scaleName, operatorFlags, scenarios, apis, sizes, cleanUp, sides string
 	fs.StringVar(&scaleName, "scale", "full", "full or small: the sizes when --sizes is not given (full "+sizePresets["full"]+", small "+sizePresets["small"]+"); for the earlier scenarios, full is 50 jobs x 8 pods and a 1,000-pod job, small 10 x 4 and 100")
 	fs.StringVar(&apis, "apis", "t9k,kubeflow", "the sizes scenario's APIs, comma-separated, in the order played: t9k (PyTorchTrainingJob), kubeflow (kubeflow.org PyTorchJob)")
 	fs.StringVar(&sizes, "sizes", "", "the sizes scenario's sizes, comma-separated, <jobs>x<pods per job> (1 master, the rest workers), in the order played (default: those of --scale)")
@@ -168,7 +170,13 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.kwokDeleteDelay, "kwok-pod-delete-delay", time.Second, "how long the fake kubelet takes to confirm a pod's deletion when the gang-restart scenario is played (0: at once, as otherwise). KWOK v0.8 deletes by name, and when it lags behind a gang restart it acts on stale events of the old pods and deletes the new pods of their names; the delay lets the new pods' events cancel those deletions")
 	fs.IntVar(&o.kwokPodParallelism, "kwok-pod-parallelism", 0, "pod stages the fake kubelet plays at once, for all nodes together (KWOK's podPlayStageParallelism); 0 keeps KWOK's default, 4, the harness of issue 19. A diagnosis: it changes the harness, the floor's too, so its figures do not compare with the peer's")
 	fs.StringVar(&scenarios, "scenarios", "sizes", "the scenarios to play, comma-separated: sizes (issue 19: --apis at --sizes beside the floor and Kubeflow's tuned figures), or the earlier ones, T9k only: burst (with completion and deletion), big, gang-restart (of the big job, which is always played with them); e.g. --scenarios=gang-restart")
+	fs.StringVar(&sides, "side-by-side", "", "play nothing: set the figures of earlier sizes runs side by side, label=dir pairs, comma-separated, the first compared with each other (e.g. Trainyard=.devcluster/side-by-side/trainyard,'Kubeflow tuned'=.devcluster/side-by-side/peer-tuned), into <dir>/side-by-side.md; make bench-side-by-side plays and sets them")
 	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if sides != "" {
+		var err error
+		o.players, err = parseSideBySide(sides)
 		return o, err
 	}
 	s, ok := scales[scaleName]
@@ -299,6 +307,9 @@ func run(ctx context.Context, o options) (err error) {
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return err
 	}
+	if len(o.players) > 0 {
+		return writeSideBySide(repo, o)
+	}
 	if o.scenarios["gang-restart"] && o.kwokDeleteDelay > 0 {
 		if err := os.Setenv("KWOK_POD_DELETE_DELAY_MS", fmt.Sprint(o.kwokDeleteDelay.Milliseconds())); err != nil {
 			return err
@@ -376,14 +387,15 @@ func runSizes(ctx context.Context, o options, repo string, cl localrun.Cluster, 
 	if err := errors.Join(err1, err2); err != nil {
 		c.notes = append(c.notes, "audit log: "+err.Error())
 	}
-	md := c.markdown(sizesHeader(repo, o, apf, loadBefore, localrun.LoadAverage()), opAudit, floorAudit)
+	header := sizesHeader(repo, o, apf, loadBefore, localrun.LoadAverage())
+	md := c.markdown(header, opAudit, floorAudit)
 	fmt.Println()
 	fmt.Print(md)
 	out := filepath.Join(o.dir, "results.md")
-	if werr := os.WriteFile(out, []byte(md), 0o644); werr != nil {
+	if werr := errors.Join(os.WriteFile(out, []byte(md), 0o644), writeFigures(o.dir, c.figuresOf(header, opAudit))); werr != nil {
 		return errors.Join(runErr, werr)
 	}
-	logf("results written to %s; operator logs %s", out, filepath.Join(o.dir, "operator-*.log"))
+	logf("results written to %s (and %s); operator logs %s", out, figuresFileName, filepath.Join(o.dir, "operator-*.log"))
 	return runErr
 }
 

@@ -144,14 +144,15 @@ func TestSizeRowsJudgeTheMedianOfRuns(t *testing.T) {
 		rows[x.figure] = x
 	}
 	want := map[string]sizeRow{
-		"all pods exist": {figure: "all pods exist", measured: "32.0 s [30.0-34.0]", peer: "31.2 s", ahead: "**no**"},
+		"all pods exist": {figure: "all pods exist", measured: "32.0 s [30.0-34.0]", peer: "31.2 s", ahead: "**no**", values: []float64{32}},
 		"every job Running": {figure: "every job Running", measured: "35.0 s [34.0-50.0]", target: "≤ 1.2 x floor 30.0 s = 36.0 s",
-			met: "yes", peer: "40.6 s", ahead: "yes"},
+			met: "yes", peer: "40.6 s", ahead: "yes", values: []float64{35}},
 		"master Succeeded → job Succeeded: median, worst": {figure: "master Succeeded → job Succeeded: median, worst",
-			measured: "0.125 s [0.125-0.125; 2 of 3 runs], 0.200 s [0.200-0.200; 2 of 3 runs]", target: "≤ 0.1 s, ≤ 0.3 s", met: "**no**"},
+			measured: "0.125 s [0.125-0.125; 2 of 3 runs], 0.200 s [0.200-0.200; 2 of 3 runs]", target: "≤ 0.1 s, ≤ 0.3 s", met: "**no**",
+			values: []float64{0.125, 0.2}},
 		"operator CPU-seconds per 1,000 pods (start phase)": {figure: "operator CPU-seconds per 1,000 pods (start phase)",
 			measured: "5.00 s [5.00-5.00; 2 of 3 runs] (2.50 s [2.50-2.50; 2 of 3 runs]); 8.00 s [8.00-8.00; 2 of 3 runs] in all",
-			target:   "< the peer's", met: "yes", peer: "6.5 s", ahead: "yes"},
+			target:   "< the peer's", met: "yes", peer: "6.5 s", ahead: "yes", values: []float64{5}},
 		"writes per pod: start phase; whole size": {figure: "writes per pod: start phase; whole size", measured: "n/a (no audit log)"},
 	}
 	for name, w := range want {
