@@ -25,7 +25,7 @@ import (
 // prompt answers (additive increase, multiplicative decrease), between Min and Max.
 //
 // Requests are granted by priority first (status writes, which carry outcomes, before creations
-// and updates, before deferred creations, before deletions), then round-robin between the owners waiting in that priority,
+// and updates, before deletions), then round-robin between the owners waiting in that priority,
 // each owner's requests in order. Only writes whose context names an owner (WithOwner) pass
 // through the gate: reads, watches, leader election and events are not held.
 type WriteGate struct {
@@ -41,8 +41,6 @@ type WriteGate struct {
 	classes  [numPriorities]ownerQueue
 	lastCut  time.Time
 	stats    GateStats
-	// passedOver counts the normal writes granted since a deferred one, while deferred ones waited.
-	passedOver int
 }
 
 // GateOptions set a WriteGate's bounds and its idea of congestion.
@@ -73,10 +71,6 @@ const (
 	PriorityStatus Priority = iota
 	// PriorityNormal is a creation or an update.
 	PriorityNormal
-	// PriorityDeferred is a creation nothing waits on until pods run (WithDeferred): a Kubeflow
-	// job's per-replica Services, sent after the job's pods. It yields to normal writes, but not
-	// for ever: while deferred writes wait, one grant in deferredEvery is theirs.
-	PriorityDeferred
 	// PriorityCleanUp is a deletion.
 	PriorityCleanUp
 	numPriorities
@@ -94,20 +88,6 @@ func NewWriteGate(opts GateOptions) *WriteGate {
 }
 
 type ownerKey struct{}
-
-type deferredKey struct{}
-
-// deferredEvery: while deferred writes wait, at least one grant in this many goes to them (the
-// rest to normal writes), so that a 5,000-pod job's creations do not hold back small jobs'
-// Services until the last pod exists.
-const deferredEvery = 4
-
-// WithDeferred marks ctx's creations and updates as deferred (PriorityDeferred): they go after
-// the normal writes waiting with them, with a share of the gate (deferredEvery). Status writes and
-// deletions keep their own priorities.
-func WithDeferred(ctx context.Context) context.Context {
-	return context.WithValue(ctx, deferredKey{}, true)
-}
 
 // WithOwner marks ctx's writes as made for owner (a job's UID): they pass through the gate and
 // share it with other owners' writes.
@@ -165,8 +145,6 @@ func priorityOf(req *http.Request) Priority {
 		return PriorityStatus
 	case req.Method == http.MethodDelete:
 		return PriorityCleanUp
-	case req.Context().Value(deferredKey{}) != nil:
-		return PriorityDeferred
 	}
 	return PriorityNormal
 }
@@ -313,23 +291,16 @@ func (g *WriteGate) capacity() int { return int(g.limit) }
 
 // grant lets waiting writes through while the limit allows. Deletions take at most half the
 // limit, so that a status write or a creation arriving behind a clean-up finds a slot as soon as
-// one frees; deferred writes pass normal ones once in deferredEvery grants. The caller holds g.mu.
+// one frees. The caller holds g.mu.
 func (g *WriteGate) grant() {
 	for g.waiting > 0 && g.inFlight < g.capacity() {
 		var w *waiter
-		deferredWait := len(g.classes[PriorityDeferred].order) > 0
-		for _, p := range priorities(deferredWait && g.passedOver >= deferredEvery-1) {
-			if p == PriorityCleanUp && g.cleanUps >= g.cleanUpShare() {
+		for p := range g.classes {
+			if Priority(p) == PriorityCleanUp && g.cleanUps >= g.cleanUpShare() {
 				break
 			}
 			if w = g.classes[p].pop(); w != nil {
-				w.cleanUp = p == PriorityCleanUp
-				switch {
-				case p == PriorityDeferred:
-					g.passedOver = 0
-				case p == PriorityNormal && deferredWait:
-					g.passedOver++
-				}
+				w.cleanUp = Priority(p) == PriorityCleanUp
 				break
 			}
 		}
@@ -345,20 +316,6 @@ func (g *WriteGate) grant() {
 		w.granted = true
 		close(w.ready)
 	}
-}
-
-var (
-	byPriority    = []Priority{PriorityStatus, PriorityNormal, PriorityDeferred, PriorityCleanUp}
-	deferredsTurn = []Priority{PriorityStatus, PriorityDeferred, PriorityNormal, PriorityCleanUp}
-)
-
-// priorities is the order grant looks at the priorities in: deferred writes before normal ones
-// when it is their turn.
-func priorities(deferredTurn bool) []Priority {
-	if deferredTurn {
-		return deferredsTurn
-	}
-	return byPriority
 }
 
 // cleanUpShare is how many deletions may be in flight: half the limit, at least one.

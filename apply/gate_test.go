@@ -101,30 +101,6 @@ func TestWriteGateOrder(t *testing.T) {
 			},
 			want: []string{"big-1", "small-1", "other-1", "big-2", "small-2", "big-3"},
 		},
-		"deferred creations go after normal ones, before deletions": {
-			writes: []write{
-				{"services-a", "a", PriorityDeferred},
-				{"delete-c", "c", PriorityCleanUp},
-				{"pods-b", "b", PriorityNormal},
-				{"status-a", "a", PriorityStatus},
-			},
-			want: []string{"status-a", "pods-b", "services-a", "delete-c"},
-		},
-		"deferred creations take one grant in four while normal writes wait": {
-			writes: []write{
-				{"services-1", "small", PriorityDeferred},
-				{"services-2", "small", PriorityDeferred},
-				{"pods-1", "big", PriorityNormal},
-				{"pods-2", "big", PriorityNormal},
-				{"pods-3", "big", PriorityNormal},
-				{"pods-4", "big", PriorityNormal},
-				{"pods-5", "big", PriorityNormal},
-				{"pods-6", "big", PriorityNormal},
-				{"pods-7", "big", PriorityNormal},
-				{"status-1", "small", PriorityStatus},
-			},
-			want: []string{"status-1", "pods-1", "pods-2", "pods-3", "services-1", "pods-4", "pods-5", "pods-6", "services-2", "pods-7"},
-		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -283,7 +259,6 @@ func TestWriteGateTransport(t *testing.T) {
 	cases := map[string]struct {
 		method, path string
 		owner        string // "" for none
-		deferred     bool   // the context is WithDeferred
 		wantGated    bool
 		wantPriority Priority
 	}{
@@ -292,9 +267,6 @@ func TestWriteGateTransport(t *testing.T) {
 		"a deletion goes last":                          {method: "DELETE", path: "/api/v1/namespaces/ns/pods/p", owner: "job", wantGated: true, wantPriority: PriorityCleanUp},
 		"a read is never held":                          {method: "GET", path: "/api/v1/namespaces/ns/pods/p", owner: "job"},
 		"a write for no job (leader election) passes":   {method: "PUT", path: "/apis/coordination.k8s.io/v1/namespaces/ns/leases/l"},
-		"a deferred creation":                           {method: "POST", path: "/api/v1/namespaces/ns/services", owner: "job", deferred: true, wantGated: true, wantPriority: PriorityDeferred},
-		"a deferred context's status write goes first":  {method: "PATCH", path: "/apis/kubeflow.org/v1/namespaces/ns/pytorchjobs/j/status", owner: "job", deferred: true, wantGated: true, wantPriority: PriorityStatus},
-		"a deferred context's deletion goes last":       {method: "DELETE", path: "/api/v1/namespaces/ns/services/s", owner: "job", deferred: true, wantGated: true, wantPriority: PriorityCleanUp},
 		"an apply patch of a Service is a normal write": {method: "PATCH", path: "/api/v1/namespaces/ns/services/s", owner: "job", wantGated: true, wantPriority: PriorityNormal},
 	}
 	for name, tc := range cases {
@@ -313,9 +285,6 @@ func TestWriteGateTransport(t *testing.T) {
 			ctx := context.Background()
 			if tc.owner != "" {
 				ctx = WithOwner(ctx, tc.owner)
-			}
-			if tc.deferred {
-				ctx = WithDeferred(ctx)
 			}
 			req, err := http.NewRequestWithContext(ctx, tc.method, srv.URL+tc.path, nil)
 			if err != nil {

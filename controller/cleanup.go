@@ -130,8 +130,7 @@ func (r *jobReconciler) deleteInBackground(ctx context.Context, job client.Objec
 // beside its pods, rather than all 5,000 ahead of the first round's pods.
 //
 // create false: the missing Services are not created in this round (the job's pods go first, see
-// replicaServicesNow); more then reports them. The creations are deferred writes in the write
-// gate (apply.WithDeferred): other jobs' pods waiting there go first, for the same reason.
+// replicaServicesNow); more then reports them.
 func (r *jobReconciler) syncReplicaServices(ctx context.Context, job client.Object, desired render.ReplicaServices, create bool) (more bool, err error) {
 	// Note: a 5,000-pod job has 5,000 Services. Once they are in sync they are looked at again only
 	// when the job's generation or the number wanted changes, or one is deleted. This was meant to
@@ -189,7 +188,7 @@ func (r *jobReconciler) syncReplicaServices(ctx context.Context, job client.Obje
 		}
 		return false, nil
 	}
-	_, err = r.applier.CreateAll(apply.WithDeferred(ctx), missing, r.createParallelism, apply.CreateHooks{
+	_, err = r.applier.CreateAll(ctx, missing, r.createParallelism, apply.CreateHooks{
 		Before:  func(o client.Object) { r.svcExp.ExpectCreation(owner, o) },
 		Done:    func(res apply.CreateResult) { r.svcExp.Created(owner, res) },
 		Proceed: r.jobStillHere(ctx, job),
