@@ -101,9 +101,9 @@ func readPlayers(repo string, ps []player) error {
 	return errors.Join(errs...)
 }
 
-// sideBySide sets the players' figures side by side: a table per API and size the first player
-// played and another did too, a column per player, and whether the first is ahead of each other (every median the
-// row compares lower: yes; none higher: level).
+// sideBySide sets the players' figures side by side: a table per API and size that the first
+// player played and another did too, a column per player, and whether the first is ahead of each
+// other (every median the row compares lower: yes; none higher: level).
 func sideBySide(ps []player) string {
 	var b strings.Builder
 	b.WriteString("# make bench-scale side by side (issue 19)\n\n")
@@ -144,7 +144,8 @@ func sideBySide(ps []player) string {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("Each column is its own invocation of make bench-scale on the same harness (hack/cluster.sh, the same nodes, jobs and identity rules); its results.md and figures.json are in its directory. \"ahead\" compares the medians a row measures, lower is better.\n")
+	b.WriteString("Each column is its own invocation of make bench-scale on the same harness (hack/cluster.sh, the same nodes, jobs and identity rules); its results.md and figures.json are in its directory. \"ahead\" compares the medians a row measures, lower is better. " +
+		"Invocations of the same work differ by up to a fifth on a 2-core machine (docs/benchmarks.md): a lead smaller than that is not one.\n")
 	return b.String()
 }
 
