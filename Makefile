@@ -167,7 +167,7 @@ SIDE_DIR ?= .devcluster/side-by-side
 SIDE_ARGS ?= --runs=2
 
 .PHONY: bench-side-by-side
-bench-side-by-side: build peer ## Issue 19's side-by-side, as a new user would run it: Trainyard at its defaults, the peer tuned (PEER_FLAGS) and the peer at its defaults, kubeflow.org at the four sizes, each its own bench-scale run on the same harness, set side by side in $(SIDE_DIR)/side-by-side.md (about 80 minutes; SIDE_ARGS='--sizes=50x8,200x8 --runs=1' for less). A run that breaks leaves its column partly empty.
+bench-side-by-side: build peer ## Issue 19's side-by-side, as a new user would run it: Trainyard at its defaults, the peer tuned (PEER_FLAGS) and the peer at its defaults, kubeflow.org at the four sizes, each its own bench-scale run on the same harness, set side by side in $(SIDE_DIR)/side-by-side.md (about 50 minutes; SIDE_ARGS='--sizes=50x8,200x8 --runs=1' for less). A run that breaks leaves its column partly empty.
 	-go run ./hack/benchscale --apis=kubeflow --dir=$(SIDE_DIR)/trainyard $(SIDE_ARGS)
 	-go run ./hack/benchscale --peer --floor=false --operator-flags="$(PEER_FLAGS)" --dir=$(SIDE_DIR)/peer-tuned $(SIDE_ARGS)
 	-go run ./hack/benchscale --peer --floor=false --phase-timeout=20m --dir=$(SIDE_DIR)/peer-defaults $(SIDE_ARGS)
