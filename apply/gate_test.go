@@ -314,18 +314,18 @@ func TestWriteGateTransport(t *testing.T) {
 	}
 }
 
-func TestWriteGateKeepsHalfItsBoundFromDeletions(t *testing.T) {
-	g := NewWriteGate(GateOptions{Max: 4, Min: 1})
+func TestWriteGateKeepsAllButAnEighthOfItsBoundFromDeletions(t *testing.T) {
+	g := NewWriteGate(GateOptions{Max: 16, Min: 1})
 	ctx := context.Background()
 	acquire(t, ctx, g, 2, "finished", PriorityCleanUp)
 	third := enqueue(t, ctx, g, "third deletion", "finished", PriorityCleanUp)
-	// Two slots are free, but not for a third deletion: a status write takes one at once.
+	// Fourteen slots are free, but not for a third deletion: a status write takes one at once.
 	if err := g.Acquire(ctx, "running", PriorityStatus); err != nil {
 		t.Fatal(err)
 	}
 	select {
 	case <-third.done:
-		t.Fatal("a third deletion went through with half the bound (2 of 4) already deleting")
+		t.Fatal("a third deletion went through with an eighth of the bound (2 of 16) already deleting")
 	case <-time.After(20 * time.Millisecond):
 	}
 	g.Release(PriorityCleanUp, http.StatusOK, time.Millisecond)
