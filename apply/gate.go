@@ -24,8 +24,9 @@ import (
 // when the server answers 429 or a write is slow, and grows it by one per limit's worth of
 // prompt answers (additive increase, multiplicative decrease), between Min and Max.
 //
-// Requests are granted by priority first (status writes, which carry outcomes, before creations
-// and updates, before deletions), then round-robin between the owners waiting in that priority,
+// Requests are granted by priority first (status writes, which carry outcomes, before creations,
+// updates and deletions something waits on, before clean-up: deletions marked WithCleanUp that
+// nothing waits on), then round-robin between the owners waiting in that priority,
 // each owner's requests in order. Only writes whose context names an owner (WithOwner) pass
 // through the gate: reads, watches, leader election and events are not held.
 type WriteGate struct {
@@ -35,7 +36,7 @@ type WriteGate struct {
 	mu       sync.Mutex
 	limit    float64
 	inFlight int
-	// cleanUps are the deletions among the writes in flight.
+	// cleanUps are the clean-up deletions among the writes in flight.
 	cleanUps int
 	waiting  int
 	classes  [numPriorities]ownerQueue
@@ -69,9 +70,9 @@ type Priority int
 const (
 	// PriorityStatus is a status subresource write: a job's outcome, or what it waits for.
 	PriorityStatus Priority = iota
-	// PriorityNormal is a creation or an update.
+	// PriorityNormal is a creation, an update, or a deletion that something waits on (a restart's).
 	PriorityNormal
-	// PriorityCleanUp is a deletion.
+	// PriorityCleanUp is a deletion marked WithCleanUp: nothing waits on it.
 	PriorityCleanUp
 	numPriorities
 )
@@ -93,6 +94,21 @@ type ownerKey struct{}
 // share it with other owners' writes.
 func WithOwner(ctx context.Context, owner string) context.Context {
 	return context.WithValue(ctx, ownerKey{}, owner)
+}
+
+type cleanUpKey struct{}
+
+// WithCleanUp marks ctx's deletions as clean-up, which nothing waits on (a finished job's
+// objects): they go after every other write, and take at most an eighth of the gate's limit.
+// Deletions not so marked (a restart's, which the restart waits on) are normal writes.
+func WithCleanUp(ctx context.Context) context.Context {
+	return context.WithValue(ctx, cleanUpKey{}, true)
+}
+
+// IsCleanUp reports whether ctx is marked WithCleanUp.
+func IsCleanUp(ctx context.Context) bool {
+	v, _ := ctx.Value(cleanUpKey{}).(bool)
+	return v
 }
 
 func ownerOf(ctx context.Context) (string, bool) {
@@ -137,13 +153,13 @@ func isWrite(method string) bool {
 	return false
 }
 
-// priorityOf: status writes first, deletions last. (A pod's /binding or /eviction is a POST to a
-// subresource too, but the operator sends neither.)
+// priorityOf: status writes first, clean-up deletions last. (A pod's /binding or /eviction is a
+// POST to a subresource too, but the operator sends neither.)
 func priorityOf(req *http.Request) Priority {
 	switch {
 	case strings.HasSuffix(req.URL.Path, "/status"):
 		return PriorityStatus
-	case req.Method == http.MethodDelete:
+	case req.Method == http.MethodDelete && IsCleanUp(req.Context()):
 		return PriorityCleanUp
 	}
 	return PriorityNormal
@@ -327,8 +343,8 @@ func (g *WriteGate) grant() {
 // against 33 ms for those overlapping none; with an eighth (4 of 32), the worst master-to-job
 // completion was 0.148 and 0.146 s in two invocations of 3 runs, against 0.271 and 0.276 s with
 // half (docs/benchmarks.md). A finished job's clean-up then takes longer, which nothing waits
-// on; but a gang restart's deletions are DELETEs too and share this limit, and a restart does wait
-// on them (1.64x its start in one run, against 1.5x): they should be told apart from clean-up.
+// on. A gang restart's deletions, which the restart waits on, are not clean-up (WithCleanUp):
+// under this share they made a restart 1.64x its start in one run, against 1.5x.
 const cleanUpDivisor = 8
 
 // cleanUpShare is how many deletions may be in flight: 1/cleanUpDivisor of the limit, at least one.

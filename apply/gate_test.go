@@ -259,12 +259,15 @@ func TestWriteGateTransport(t *testing.T) {
 	cases := map[string]struct {
 		method, path string
 		owner        string // "" for none
+		cleanUp      bool   // the context is marked WithCleanUp
 		wantGated    bool
 		wantPriority Priority
 	}{
 		"a pod creation for a job is gated":             {method: "POST", path: "/api/v1/namespaces/ns/pods", owner: "job", wantGated: true, wantPriority: PriorityNormal},
 		"a job's status write goes first":               {method: "PATCH", path: "/apis/batch.tensorstack.dev/v1beta1/namespaces/ns/pytorchtrainingjobs/j/status", owner: "job", wantGated: true, wantPriority: PriorityStatus},
-		"a deletion goes last":                          {method: "DELETE", path: "/api/v1/namespaces/ns/pods/p", owner: "job", wantGated: true, wantPriority: PriorityCleanUp},
+		"a clean-up deletion goes last":                 {method: "DELETE", path: "/api/v1/namespaces/ns/pods/p", owner: "job", cleanUp: true, wantGated: true, wantPriority: PriorityCleanUp},
+		"a restart's deletion is a normal write":        {method: "DELETE", path: "/api/v1/namespaces/ns/pods/p", owner: "job", wantGated: true, wantPriority: PriorityNormal},
+		"a clean-up mark does not demote a creation":    {method: "POST", path: "/api/v1/namespaces/ns/pods", owner: "job", cleanUp: true, wantGated: true, wantPriority: PriorityNormal},
 		"a read is never held":                          {method: "GET", path: "/api/v1/namespaces/ns/pods/p", owner: "job"},
 		"a write for no job (leader election) passes":   {method: "PUT", path: "/apis/coordination.k8s.io/v1/namespaces/ns/leases/l"},
 		"an apply patch of a Service is a normal write": {method: "PATCH", path: "/api/v1/namespaces/ns/services/s", owner: "job", wantGated: true, wantPriority: PriorityNormal},
@@ -285,6 +288,9 @@ func TestWriteGateTransport(t *testing.T) {
 			ctx := context.Background()
 			if tc.owner != "" {
 				ctx = WithOwner(ctx, tc.owner)
+			}
+			if tc.cleanUp {
+				ctx = WithCleanUp(ctx)
 			}
 			req, err := http.NewRequestWithContext(ctx, tc.method, srv.URL+tc.path, nil)
 			if err != nil {

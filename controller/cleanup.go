@@ -94,7 +94,7 @@ func (r *jobReconciler) sendDeletions(ctx context.Context, job client.Object, de
 }
 
 // deleteInBackground sends dels without holding the reconcile: they are expected at once, sent
-// through the write gate (deletions last), counted in the metrics when done, and a failure brings
+// through the write gate as clean-up (last, within a small share), counted in the metrics when done, and a failure brings
 // the job back for another round (r.retry), which sends what is still there again.
 func (r *jobReconciler) deleteInBackground(ctx context.Context, job client.Object, dels []deletion) {
 	if len(dels) == 0 {
@@ -102,7 +102,7 @@ func (r *jobReconciler) deleteInBackground(ctx context.Context, job client.Objec
 	}
 	r.expectDeletions(job, dels)
 	// Note: the reconcile's context may end with the reconcile; the deletions must not.
-	bg := context.WithoutCancel(ctx)
+	bg := apply.WithCleanUp(context.WithoutCancel(ctx))
 	key := client.ObjectKeyFromObject(job)
 	go func() {
 		deleted, errs := r.sendDeletions(bg, job, dels, nil)

@@ -246,7 +246,7 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 			// ttlSecondsAfterFinished is over: the job goes, and the garbage collector takes
 			// what it owns.
 			logger.Info("deleting the job: ttlSecondsAfterFinished has passed since it finished")
-			return result, r.applier.Delete(ctx, job, uid, false)
+			return result, r.applier.Delete(apply.WithCleanUp(ctx), job, uid, false)
 		}
 		act = r.act(ctx, job, &model, out)
 		if act.gone {

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	"github.com/trainyard/trainyard/apply"
 )
 
 // cluster is a fake API server whose "cache" can be frozen: while stale, reads of the job and
@@ -39,12 +40,14 @@ type cluster struct {
 	pods    []corev1.Pod
 	writes  []string // "verb resource name", in order
 	deletes map[string]int
+	// cleanUps: the deletions sent as clean-up (apply.WithCleanUp), by name.
+	cleanUps map[string]bool
 	// onCreate, when set, runs after each create request (the test's hand in the cluster).
 	onCreate func()
 }
 
 func newCluster(t *testing.T, job *batch.PyTorchTrainingJob) *cluster {
-	c := &cluster{t: t, deletes: map[string]int{}}
+	c := &cluster{t: t, deletes: map[string]int{}, cleanUps: map[string]bool{}}
 	c.server = fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(job).WithStatusSubresource(job).
 		WithIndex(&corev1.Pod{}, controllerIndex, controllerUID).Build()
 	c.client = interceptor.NewClient(c.server, interceptor.Funcs{
@@ -78,6 +81,7 @@ func newCluster(t *testing.T, job *batch.PyTorchTrainingJob) *cluster {
 			c.record("delete pods " + obj.GetName())
 			c.mu.Lock()
 			c.deletes[obj.GetName()]++
+			c.cleanUps[obj.GetName()] = apply.IsCleanUp(ctx)
 			c.mu.Unlock()
 			return cl.Delete(ctx, obj, opts...)
 		},
@@ -470,6 +474,13 @@ func TestAFinishedJobsCleanUpIsWrittenWhenItEnds(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	c.mu.Lock()
+	for _, w := range workers {
+		if !c.cleanUps[w] {
+			t.Errorf("%s was deleted as a normal write; want clean-up (last in the write gate)", w)
+		}
+	}
+	c.mu.Unlock()
 	c.takeWrites()
 	setFinalizers(nil, workers[0]) // the first worker is gone
 	now = now.Add(2 * time.Second)
@@ -612,6 +623,16 @@ func TestAGangRestartIsWrittenBeforeItsDeletions(t *testing.T) {
 	if len(writes) != 4 || writes[0] != "apply status PyTorchTrainingJob j" {
 		t.Fatalf("writes %v; want the status first, then the three deletions", writes)
 	}
+	c.mu.Lock()
+	if len(c.cleanUps) != 3 {
+		t.Errorf("deletions seen: %v; want the old gang's three", c.cleanUps)
+	}
+	for name, cleanUp := range c.cleanUps {
+		if cleanUp {
+			t.Errorf("the restart deleted %s as clean-up; the restart waits on it, so it must not wait behind other jobs' clean-ups", name)
+		}
+	}
+	c.mu.Unlock()
 	job, pods := c.get()
 	if job.Status.GangRestarts != 1 || job.Status.BackoffCount != 1 || len(pods.Items) != 0 {
 		t.Fatalf("gangRestarts %d, backoffCount %d, %d pods left; want 1, 1, 0", job.Status.GangRestarts, job.Status.BackoffCount, len(pods.Items))
