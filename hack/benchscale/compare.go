@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -470,11 +471,21 @@ func (c *comparison) figures(t *tracker, r *sizeResult, names []string) {
 		}
 	})
 	if r.size.burst() {
-		for _, jp := range (&bench{t: t}).collect(names) {
+		// Note: each job's completion also goes to completions-<run>.tsv, the seconds from the
+		// first create, so that a worst case can be found in the audit and operator logs.
+		var rows strings.Builder
+		rows.WriteString("job\tmaster Succeeded\tjob Succeeded\tcompletion\n")
+		for name, jp := range (&bench{t: t}).collect(names) {
 			if master, ok := jp.masterSucceeded(); ok {
 				if at := jp.job.phaseSeen[batch.JobSucceeded]; !at.IsZero() {
 					completion = append(completion, at.Sub(master))
+					fmt.Fprintf(&rows, "%s\t%.3f\t%.3f\t%.3f\n", name, master.Sub(r.created).Seconds(), at.Sub(r.created).Seconds(), at.Sub(master).Seconds())
 				}
+			}
+		}
+		if len(completion) > 0 {
+			if err := os.WriteFile(filepath.Join(c.o.dir, "completions-"+r.fileName()+".tsv"), []byte(rows.String()), 0o644); err != nil {
+				logf("completions: %v", err)
 			}
 		}
 	}
