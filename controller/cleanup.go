@@ -94,8 +94,9 @@ func (r *jobReconciler) sendDeletions(ctx context.Context, job client.Object, de
 }
 
 // deleteInBackground sends dels without holding the reconcile: they are expected at once, sent
-// through the write gate as clean-up (last, within a small share), counted in the metrics when done, and a failure brings
-// the job back for another round (r.retry), which sends what is still there again.
+// through the write gate as clean-up (last, within a small share), counted in the metrics when
+// done, and a failure brings the job back for another round (r.retry), which sends what is
+// still there again.
 func (r *jobReconciler) deleteInBackground(ctx context.Context, job client.Object, dels []deletion) {
 	if len(dels) == 0 {
 		return

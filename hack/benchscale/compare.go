@@ -475,7 +475,12 @@ func (c *comparison) figures(t *tracker, r *sizeResult, names []string) {
 		// first create, so that a worst case can be found in the audit and operator logs.
 		var rows strings.Builder
 		rows.WriteString("job\tmaster Succeeded\tjob Succeeded\tcompletion\n")
-		for name, jp := range (&bench{t: t}).collect(names) {
+		jobs := (&bench{t: t}).collect(names)
+		for _, name := range names { // in the jobs' order, so that two runs' files line up
+			jp, ok := jobs[name]
+			if !ok {
+				continue
+			}
 			if master, ok := jp.masterSucceeded(); ok {
 				if at := jp.job.phaseSeen[batch.JobSucceeded]; !at.IsZero() {
 					completion = append(completion, at.Sub(master))
