@@ -220,6 +220,7 @@ func (c *comparison) playSize(ctx context.Context, t *tracker, r *sizeResult) er
 	logf("%s: creating %d jobs of 1 master + %d workers", r.label(), s.jobs, s.workers())
 	profiled := c.profile(ctx, op, r, "profile")
 	defer profiled.Wait()
+	stopSampling := sampleGate(ctx, op)
 	r.created = time.Now()
 	err = parallel(ctx, c.o.scale.createWorkers, names, func(ctx context.Context, name string) error {
 		t.expectJob(name, int32(s.podsPerJob))
@@ -232,7 +233,7 @@ func (c *comparison) playSize(ctx context.Context, t *tracker, r *sizeResult) er
 		err = c.waitStarted(ctx, b, r, names)
 	}
 	r.started = time.Now()
-	writeTimeline(filepath.Join(c.o.dir, "timeline-"+r.fileName()+".tsv"), t, r.created)
+	writeTimeline(filepath.Join(c.o.dir, "timeline-"+r.fileName()+".tsv"), t, r.created, stopSampling())
 	r.rssRunningKB, _ = op.RSS("VmRSS")
 	c.profile(ctx, op, r, "heap").Wait()
 	mid := c.readCounters(ctx, op)

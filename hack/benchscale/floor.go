@@ -161,7 +161,7 @@ func (c *comparison) floorSize(ctx context.Context, b *bench, kube client.Client
 			return running >= len(names), fmt.Sprintf("%d of %d pods exist, %d running", seen, len(names), running)
 		})
 	}
-	writeTimeline(filepath.Join(c.o.dir, "timeline-floor-"+strings.ReplaceAll(f.variant(), " ", "-")+".tsv"), b.t, f.created)
+	writeTimeline(filepath.Join(c.o.dir, "timeline-floor-"+strings.ReplaceAll(f.variant(), " ", "-")+".tsv"), b.t, f.created, nil)
 	var lastSeen, lastRunning time.Time
 	b.t.view(func(pods map[string]*podRecord, _ map[string]*jobRecord) {
 		for _, p := range pods {

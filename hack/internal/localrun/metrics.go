@@ -2,6 +2,7 @@ package localrun
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -20,9 +21,14 @@ import (
 // include every pair of match (e.g. rest_client_requests_total with code="429", over every host
 // and method).
 func SumSamples(r io.Reader, name string, match map[string]string) (float64, error) {
+	sum, _, err := sumSamples(r, name, match)
+	return sum, err
+}
+
+// sumSamples is SumSamples, and whether any sample matched.
+func sumSamples(r io.Reader, name string, match map[string]string) (sum float64, found bool, _ error) {
 	s := bufio.NewScanner(r)
 	s.Buffer(make([]byte, 0, 64*1024), 1024*1024)
-	sum := 0.0
 	for s.Scan() {
 		line := s.Text()
 		rest, ok := strings.CutPrefix(line, name)
@@ -46,11 +52,12 @@ func SumSamples(r io.Reader, name string, match map[string]string) (float64, err
 		}
 		v, err := strconv.ParseFloat(fields[0], 64)
 		if err != nil {
-			return 0, fmt.Errorf("%q: %w", line, err)
+			return 0, false, fmt.Errorf("%q: %w", line, err)
 		}
 		sum += v
+		found = true
 	}
-	return sum, s.Err()
+	return sum, found, s.Err()
 }
 
 // labelsMatch: the label set (`a="x",b="y"`) has every pair of match. Label values with commas or
@@ -79,6 +86,33 @@ func (op *Operator) MetricSum(ctx context.Context, name string, match map[string
 	}
 	defer body.Close()
 	return SumSamples(body, name, match)
+}
+
+// MetricValues reads the operator's metrics endpoint once and returns, by name, the sum of each
+// name's samples; a name the operator does not serve is left out.
+func (op *Operator) MetricValues(ctx context.Context, names ...string) (map[string]float64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	body, err := op.get(ctx, op.MetricsAddr, "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer body.Close()
+	text, err := io.ReadAll(body)
+	if err != nil {
+		return nil, err
+	}
+	values := map[string]float64{}
+	for _, name := range names {
+		sum, found, err := sumSamples(bytes.NewReader(text), name, nil)
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			values[name] = sum
+		}
+	}
+	return values, nil
 }
 
 // Metric reads one unlabelled sample (e.g. go_goroutines) from the operator's metrics endpoint.

@@ -1,8 +1,14 @@
 package localrun
 
 import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestSumSamples(t *testing.T) {
@@ -35,5 +41,36 @@ go_goroutines 42
 				t.Errorf("got %v, want %v", got, c.want)
 			}
 		})
+	}
+}
+
+func TestSumSamplesSaysWhetherTheMetricIsServed(t *testing.T) {
+	const text = "trainyard_write_gate_in_flight 0\ntrainyard_write_gate_in_flight_other 3\n"
+	if sum, found, err := sumSamples(strings.NewReader(text), "trainyard_write_gate_in_flight", nil); err != nil || !found || sum != 0 {
+		t.Errorf("a served metric at 0: got %v, %v, %v; want 0, true, nil", sum, found, err)
+	}
+	if sum, found, err := sumSamples(strings.NewReader(text), "trainyard_write_gate_waiting", nil); err != nil || found || sum != 0 {
+		t.Errorf("a metric not served: got %v, %v, %v; want 0, false, nil", sum, found, err)
+	}
+}
+
+func TestMetricValuesReadsTheEndpointOnceForEveryName(t *testing.T) {
+	reads := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reads++
+		fmt.Fprint(w, "trainyard_write_gate_in_flight 32\ntrainyard_write_gate_waiting 7\ntrainyard_write_gate_limit 32\n")
+	}))
+	defer srv.Close()
+	op := &Operator{MetricsAddr: srv.Listener.Addr().String()}
+	got, err := op.MetricValues(context.Background(), "trainyard_write_gate_in_flight", "trainyard_write_gate_waiting", "go_goroutines")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{"trainyard_write_gate_in_flight": 32, "trainyard_write_gate_waiting": 7}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("values (-want +got):\n%s", diff)
+	}
+	if reads != 1 {
+		t.Errorf("the endpoint was read %d times, want 1", reads)
 	}
 }
