@@ -78,19 +78,15 @@ func labelsMatch(labels string, match map[string]string) bool {
 
 // MetricSum reads the operator's metrics endpoint and sums the samples of name matching match.
 func (op *Operator) MetricSum(ctx context.Context, name string, match map[string]string) (float64, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	body, err := op.get(ctx, op.MetricsAddr, "/metrics")
+	text, err := op.metrics(ctx)
 	if err != nil {
 		return 0, err
 	}
-	defer body.Close()
-	return SumSamples(body, name, match)
+	return SumSamples(bytes.NewReader(text), name, match)
 }
 
-// MetricValues reads the operator's metrics endpoint once and returns, by name, the sum of each
-// name's samples; a name the operator does not serve is left out.
-func (op *Operator) MetricValues(ctx context.Context, names ...string) (map[string]float64, error) {
+// metrics reads the operator's metrics endpoint.
+func (op *Operator) metrics(ctx context.Context) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	body, err := op.get(ctx, op.MetricsAddr, "/metrics")
@@ -98,7 +94,13 @@ func (op *Operator) MetricValues(ctx context.Context, names ...string) (map[stri
 		return nil, err
 	}
 	defer body.Close()
-	text, err := io.ReadAll(body)
+	return io.ReadAll(body)
+}
+
+// MetricValues reads the operator's metrics endpoint once and returns, by name, the sum of each
+// name's samples; a name the operator does not serve is left out.
+func (op *Operator) MetricValues(ctx context.Context, names ...string) (map[string]float64, error) {
+	text, err := op.metrics(ctx)
 	if err != nil {
 		return nil, err
 	}
