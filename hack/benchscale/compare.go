@@ -220,7 +220,10 @@ func (c *comparison) playSize(ctx context.Context, t *tracker, r *sizeResult) er
 	logf("%s: creating %d jobs of 1 master + %d workers", r.label(), s.jobs, s.workers())
 	profiled := c.profile(ctx, op, r, "profile")
 	defer profiled.Wait()
-	stopSampling := sampleGate(ctx, op)
+	stopSampling := func() []gateSample { return nil }
+	if c.o.gateTimeline {
+		stopSampling = sampleGate(ctx, op)
+	}
 	r.created = time.Now()
 	err = parallel(ctx, c.o.scale.createWorkers, names, func(ctx context.Context, name string) error {
 		t.expectJob(name, int32(s.podsPerJob))

@@ -62,6 +62,8 @@ type options struct {
 	phaseTimeout time.Duration
 	pprof        bool
 	pprofSeconds int
+	// gateTimeline: the timelines sample the operator's write gate (sampleGate).
+	gateTimeline bool
 	// scenarios are those to play: sizes (issue 19: both APIs at --sizes beside the floor), or
 	// the earlier ones: burst (with its completion and deletion), big (the big job, always played
 	// with them), gang-restart (of the big job).
@@ -167,6 +169,7 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.phaseTimeout, "phase-timeout", 5*time.Minute, "longest a phase may take before the run counts as broken")
 	fs.BoolVar(&o.pprof, "pprof", false, "capture a CPU profile of the operator from the big job's creation (sizes: from each size's, and a heap profile when it runs; with --runs above 1, in every run, into files named -run<k>) into <dir>/*.pprof")
 	fs.IntVar(&o.pprofSeconds, "pprof-seconds", 0, "length of the CPU profile (default 30 at full scale, 10 at small)")
+	fs.BoolVar(&o.gateTimeline, "gate-timeline", false, "read the operator's write gate metrics every 0.25 s from the first create until every job runs, into the timelines' gate columns. A diagnosis: each read costs the operator about 4 ms of CPU, which its CPU figures then include")
 	fs.DurationVar(&o.kwokDeleteDelay, "kwok-pod-delete-delay", time.Second, "how long the fake kubelet takes to confirm a pod's deletion when the gang-restart scenario is played (0: at once, as otherwise). KWOK v0.8 deletes by name, and when it lags behind a gang restart it acts on stale events of the old pods and deletes the new pods of their names; the delay lets the new pods' events cancel those deletions")
 	fs.IntVar(&o.kwokPodParallelism, "kwok-pod-parallelism", 0, "pod stages the fake kubelet plays at once, for all nodes together (KWOK's podPlayStageParallelism); 0 keeps KWOK's default, 4, the harness of issue 19. A diagnosis: it changes the harness, the floor's too, so its figures do not compare with the peer's")
 	fs.StringVar(&scenarios, "scenarios", "sizes", "the scenarios to play, comma-separated: sizes (issue 19: --apis at --sizes beside the floor and Kubeflow's tuned figures), or the earlier ones, T9k only: burst (with completion and deletion), big, gang-restart (of the big job, which is always played with them); e.g. --scenarios=gang-restart")

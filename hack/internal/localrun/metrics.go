@@ -133,6 +133,9 @@ func (op *Operator) get(ctx context.Context, addr, path string) (io.ReadCloser, 
 	if err != nil {
 		return nil, err
 	}
+	// Uncompressed: compressing the metrics page cost the operator a third more CPU (6 ms a read
+	// against 4.4, measured), which the bench's CPU figures include; the bytes go over loopback.
+	req.Header.Set("Accept-Encoding", "identity")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return nil, err

@@ -56,8 +56,10 @@ func TestSumSamplesSaysWhetherTheMetricIsServed(t *testing.T) {
 
 func TestMetricValuesReadsTheEndpointOnceForEveryName(t *testing.T) {
 	reads := 0
+	encoding := ""
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		reads++
+		encoding = r.Header.Get("Accept-Encoding")
 		fmt.Fprint(w, "trainyard_write_gate_in_flight 32\ntrainyard_write_gate_waiting 7\ntrainyard_write_gate_limit 32\n")
 	}))
 	defer srv.Close()
@@ -72,5 +74,8 @@ func TestMetricValuesReadsTheEndpointOnceForEveryName(t *testing.T) {
 	}
 	if reads != 1 {
 		t.Errorf("the endpoint was read %d times, want 1", reads)
+	}
+	if encoding != "identity" {
+		t.Errorf("Accept-Encoding %q, want identity (compressing the page costs the operator CPU)", encoding)
 	}
 }
