@@ -49,12 +49,11 @@ type sizeResult struct {
 	// created is the first create call; started the end of the start phase (every job Running
 	// with all its pods, settled, or a master's exit); end when every job and pod was gone.
 	created, started, end time.Time
-	// allPodsExist: first create → the last pod first seen. everyJobRunning: → the last job's
-	// status first seen Running. statusAllRunning: → the last job's status first counting all its
-	// pods running. allPodsRunning: → the last pod first seen Running.
-	allPodsExist, everyJobRunning, statusAllRunning, allPodsRunning figure
-	// completion, per burst job: its status first seen Succeeded − its master first seen Succeeded.
-	completion spread
+	// partFigures are the size's time figures from created; in a mixed size the first part's.
+	partFigures
+	// then, in a mixed size, are the second part's figures, from thenCreated, its first create.
+	thenCreated time.Time
+	then        partFigures
 	// cpu is the operator's CPU seconds from the first create to the end; cpuStart those of the
 	// start phase.
 	cpu, cpuStart float64
@@ -104,14 +103,27 @@ func (r sizeResult) fileName() string {
 	return name
 }
 
-// jobName names the run's job i: the size's name, prefixed with the run when there are several
-// (r2-s200x8-007), so that a run's jobs never meet the Services of the last run's jobs of the
-// same name, which the garbage collector may not yet have removed.
-func (r sizeResult) jobName(i int) string {
-	if r.runs <= 1 {
-		return r.size.jobName(i)
+// jobNames names the run's jobs, a list per part of the size: the part's names, prefixed with
+// the run when there are several (r2-s200x8-007), so that a run's jobs never meet the Services of
+// the last run's jobs of the same name, which the garbage collector may not yet have removed. A
+// mixed size's begin with m rather than s (m1x5000, m50x8-007), for the same reason: they must
+// not meet those of its parts played alone.
+func (r sizeResult) jobNames() [][]string {
+	var names [][]string
+	for _, part := range r.size.parts() {
+		names = append(names, make([]string, part.jobs))
+		for i := range part.jobs {
+			name := part.jobName(i)
+			if r.size.mixed() {
+				name = "m" + name[1:]
+			}
+			if r.runs > 1 {
+				name = fmt.Sprintf("r%d-%s", r.run, name)
+			}
+			names[len(names)-1][i] = name
+		}
 	}
-	return fmt.Sprintf("r%d-%s", r.run, r.size.jobName(i))
+	return names
 }
 
 // windowName names a run's audit window ("" for the whole size, "start" for the start phase):
@@ -213,11 +225,8 @@ func (c *comparison) playSize(ctx context.Context, t *tracker, r *sizeResult) er
 	before := c.readCounters(ctx, op)
 	t.reset()
 
-	names := make([]string, s.jobs)
-	for i := range names {
-		names[i] = r.jobName(i)
-	}
-	logf("%s: creating %d jobs of 1 master + %d workers", r.label(), s.jobs, s.workers())
+	parts, partNames := s.parts(), r.jobNames()
+	names := slices.Concat(partNames...)
 	profiled := c.profile(ctx, op, r, "profile")
 	defer profiled.Wait()
 	stopSampling := func() []gateSample { return nil }
@@ -225,13 +234,19 @@ func (c *comparison) playSize(ctx context.Context, t *tracker, r *sizeResult) er
 		stopSampling = sampleGate(ctx, op)
 	}
 	r.created = time.Now()
-	err = parallel(ctx, c.o.scale.createWorkers, names, func(ctx context.Context, name string) error {
-		t.expectJob(name, int32(s.podsPerJob))
-		if err := c.conn.Kube.Create(ctx, jobOf(r.api, r.ns, name, s, c.o.masterRun, c.o.keepPods)); err != nil {
-			return fmt.Errorf("creating job %s: %w", name, err)
+	err = c.createJobs(ctx, t, r, parts[0], partNames[0])
+	if then, ok := s.then(); ok && err == nil {
+		// The second part starts while the first's pods are being created: once a fifth exist.
+		want := parts[0].pods() / 5
+		err = b.waitFor(ctx, fmt.Sprintf("%s: %d pods of the first part", r.label(), want), c.o.phaseTimeout, func() (bool, string) {
+			n := podsSeen(t, partNames[0])
+			return n >= want, fmt.Sprintf("%d pods seen", n)
+		})
+		if err == nil {
+			r.thenCreated = time.Now()
+			err = c.createJobs(ctx, t, r, then, partNames[1])
 		}
-		return nil
-	})
+	}
 	if err == nil {
 		err = c.waitStarted(ctx, b, r, names)
 	}
@@ -241,10 +256,10 @@ func (c *comparison) playSize(ctx context.Context, t *tracker, r *sizeResult) er
 	c.profile(ctx, op, r, "heap").Wait()
 	mid := c.readCounters(ctx, op)
 	r.cpuStart = mid.cpu - before.cpu
-	c.figures(t, r, names)
-	if err == nil && s.burst() {
-		err = c.waitCompleted(ctx, b, r)
-		c.figures(t, r, names)
+	c.figures(t, r, partNames)
+	if bursts := burstJobs(parts, partNames); err == nil && len(bursts) > 0 {
+		err = c.waitCompleted(ctx, b, r, bursts)
+		c.figures(t, r, partNames)
 	}
 	// Cleaned up even after a failure, so that the next API starts on an empty cluster.
 	derr := c.deleteAll(ctx, b, r, names)
@@ -259,6 +274,50 @@ func (c *comparison) playSize(ctx context.Context, t *tracker, r *sizeResult) er
 		c.notes = append(c.notes, fmt.Sprintf("%s: operator stop: %v", r.label(), serr))
 	}
 	return errors.Join(err, derr)
+}
+
+// createJobs creates a part's jobs at once.
+func (c *comparison) createJobs(ctx context.Context, t *tracker, r *sizeResult, part size, names []string) error {
+	logf("%s: creating %d jobs of 1 master + %d workers", r.label(), part.jobs, part.workers())
+	return parallel(ctx, c.o.scale.createWorkers, names, func(ctx context.Context, name string) error {
+		t.expectJob(name, int32(part.podsPerJob))
+		if err := c.conn.Kube.Create(ctx, jobOf(r.api, r.ns, name, part, c.o.masterRun, c.o.keepPods)); err != nil {
+			return fmt.Errorf("creating job %s: %w", name, err)
+		}
+		return nil
+	})
+}
+
+// podsSeen counts the pods of the named jobs the watch has seen.
+func podsSeen(t *tracker, names []string) int {
+	n, of := 0, setOf(names)
+	t.view(func(pods map[string]*podRecord, _ map[string]*jobRecord) {
+		for _, p := range pods {
+			if of[p.job] {
+				n++
+			}
+		}
+	})
+	return n
+}
+
+func setOf(names []string) map[string]bool {
+	set := make(map[string]bool, len(names))
+	for _, n := range names {
+		set[n] = true
+	}
+	return set
+}
+
+// burstJobs are the jobs of the parts that are bursts: those whose masters exit.
+func burstJobs(parts []size, partNames [][]string) []string {
+	var names []string
+	for i, part := range parts {
+		if part.burst() {
+			names = append(names, partNames[i]...)
+		}
+	}
+	return names
 }
 
 // profile fetches a profile of the operator (kind "profile": CPU, for --pprof-seconds from now;
@@ -320,25 +379,26 @@ func (c *comparison) waitStarted(ctx context.Context, b *bench, r *sizeResult, n
 	})
 }
 
-// waitCompleted waits until every burst job has Succeeded (its master exits 0) and the operator
-// has cleaned up its pods still running (unless the jobs keep them: --clean-up=none), and the
-// status has settled.
-func (c *comparison) waitCompleted(ctx context.Context, b *bench, r *sizeResult) error {
+// waitCompleted waits until every named job (the bursts': burstJobs) has Succeeded (its master
+// exits 0) and the operator has cleaned up its pods still running (unless the jobs keep them:
+// --clean-up=none), and the status has settled.
+func (c *comparison) waitCompleted(ctx context.Context, b *bench, r *sizeResult, names []string) error {
 	logf("%s: waiting for the masters to exit 0 (run-duration %s) and the jobs to succeed", r.label(), c.o.masterRun)
 	what := ": every job Succeeded, its unfinished pods gone, settled"
 	if c.o.keepPods {
 		what = ": every job Succeeded (its pods kept), settled"
 	}
+	bursts := setOf(names)
 	return b.waitFor(ctx, r.label()+what, c.o.masterRun+c.o.phaseTimeout, func() (bool, string) {
 		done := true
 		b.t.view(func(pods map[string]*podRecord, jobs map[string]*jobRecord) {
-			for _, j := range jobs {
-				if j.phase != batch.JobSucceeded {
+			for _, n := range names {
+				if j := jobs[n]; j == nil || j.phase != batch.JobSucceeded {
 					done = false
 				}
 			}
 			for _, p := range pods {
-				if p.unfinished() && !c.o.keepPods {
+				if p.unfinished() && !c.o.keepPods && bursts[p.job] {
 					done = false
 				}
 			}
@@ -441,15 +501,44 @@ func deletePods(ctx context.Context, b *bench, ns string, timeout time.Duration)
 	})
 }
 
-// figures reads the size's time figures from the watches' records.
-func (c *comparison) figures(t *tracker, r *sizeResult, names []string) {
-	want := r.size.pods()
+// figures reads the size's time figures from the watches' records: the first part's from the
+// first create, and a mixed size's second part's from its own (then); each burst job's completion
+// also goes to completions-<run>.tsv, in seconds from the first create, so that a worst case can
+// be found in the audit and operator logs.
+func (c *comparison) figures(t *tracker, r *sizeResult, partNames [][]string) {
+	var rows strings.Builder
+	rows.WriteString("job\tmaster Succeeded\tjob Succeeded\tcompletion\n")
+	parts := r.size.parts()
+	r.partFigures = partFiguresOf(t, r.created, parts[0], partNames[0], r.created, &rows)
+	if len(parts) > 1 {
+		r.then = partFiguresOf(t, r.thenCreated, parts[1], partNames[1], r.created, &rows)
+	}
+	if r.completion.n > 0 || r.then.completion.n > 0 {
+		if err := os.WriteFile(filepath.Join(c.o.dir, "completions-"+r.fileName()+".tsv"), []byte(rows.String()), 0o644); err != nil {
+			logf("completions: %v", err)
+		}
+	}
+}
+
+// partFigures are one part's time figures, from its first create: allPodsExist to the last pod
+// first seen, everyJobRunning to the last job's status first seen Running, statusAllRunning to
+// the last job's status first counting all its pods running, allPodsRunning to the last pod first
+// seen Running; completion, per burst job, its status first seen Succeeded − its master first
+// seen Succeeded.
+type partFigures struct {
+	allPodsExist, everyJobRunning, statusAllRunning, allPodsRunning figure
+	completion                                                      spread
+}
+
+// partFiguresOf reads a part's figures from created; a burst's completions go to rows, in seconds
+// from sizeCreated (in the jobs' order, so that two runs' files line up).
+func partFiguresOf(t *tracker, created time.Time, part size, names []string, sizeCreated time.Time, rows *strings.Builder) partFigures {
+	of := setOf(names)
 	var lastSeen, lastRunning, lastJobRunning, lastAllRunning time.Time
 	seen, running, jobsRunning, jobsAllRunning := 0, 0, 0, 0
-	var completion []time.Duration
 	t.view(func(pods map[string]*podRecord, jobs map[string]*jobRecord) {
 		for _, p := range pods {
-			if !slices.Contains(names, p.job) {
+			if !of[p.job] {
 				continue
 			}
 			seen++
@@ -474,13 +563,10 @@ func (c *comparison) figures(t *tracker, r *sizeResult, names []string) {
 			}
 		}
 	})
-	if r.size.burst() {
-		// Note: each job's completion also goes to completions-<run>.tsv, the seconds from the
-		// first create, so that a worst case can be found in the audit and operator logs.
-		var rows strings.Builder
-		rows.WriteString("job\tmaster Succeeded\tjob Succeeded\tcompletion\n")
+	var completion []time.Duration
+	if part.burst() {
 		jobs := (&bench{t: t}).collect(names)
-		for _, name := range names { // in the jobs' order, so that two runs' files line up
+		for _, name := range names {
 			jp, ok := jobs[name]
 			if !ok {
 				continue
@@ -488,27 +574,24 @@ func (c *comparison) figures(t *tracker, r *sizeResult, names []string) {
 			if master, ok := jp.masterSucceeded(); ok {
 				if at := jp.job.phaseSeen[batch.JobSucceeded]; !at.IsZero() {
 					completion = append(completion, at.Sub(master))
-					fmt.Fprintf(&rows, "%s\t%.3f\t%.3f\t%.3f\n", name, master.Sub(r.created).Seconds(), at.Sub(r.created).Seconds(), at.Sub(master).Seconds())
+					fmt.Fprintf(rows, "%s\t%.3f\t%.3f\t%.3f\n", name, master.Sub(sizeCreated).Seconds(), at.Sub(sizeCreated).Seconds(), at.Sub(master).Seconds())
 				}
 			}
 		}
-		if len(completion) > 0 {
-			if err := os.WriteFile(filepath.Join(c.o.dir, "completions-"+r.fileName()+".tsv"), []byte(rows.String()), 0o644); err != nil {
-				logf("completions: %v", err)
-			}
-		}
 	}
-	since := func(at time.Time, n, of int, what string) figure {
-		if n < of {
-			return missing("%d of %d %s", n, of, what)
+	since := func(at time.Time, n, want int, what string) figure {
+		if n < want {
+			return missing("%d of %d %s", n, want, what)
 		}
-		return measured(at.Sub(r.created))
+		return measured(at.Sub(created))
 	}
-	r.allPodsExist = since(lastSeen, seen, want, "pods seen")
-	r.allPodsRunning = since(lastRunning, running, want, "pods seen Running")
-	r.everyJobRunning = since(lastJobRunning, jobsRunning, len(names), "jobs seen Running")
-	r.statusAllRunning = since(lastAllRunning, jobsAllRunning, len(names), "jobs' status counting all pods running")
-	r.completion = spreadOf(completion, len(names))
+	return partFigures{
+		allPodsExist:     since(lastSeen, seen, part.pods(), "pods seen"),
+		allPodsRunning:   since(lastRunning, running, part.pods(), "pods seen Running"),
+		everyJobRunning:  since(lastJobRunning, jobsRunning, len(names), "jobs seen Running"),
+		statusAllRunning: since(lastAllRunning, jobsAllRunning, len(names), "jobs' status counting all pods running"),
+		completion:       spreadOf(completion, len(names)),
+	}
 }
 
 // counters are the cumulative readings a size's figures are differences of.

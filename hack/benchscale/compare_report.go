@@ -59,15 +59,22 @@ func sizesHeader(repo string, o options, apf, loadBefore, loadAfter string) stri
 		}
 		b.WriteString(".\n")
 	}
-	var off []string
+	var off, mixed []string
 	for _, s := range o.sizes {
-		if _, ok := kubeflowTuned[s.String()]; !ok {
+		if s.mixed() {
+			mixed = append(mixed, s.String())
+		} else if _, ok := kubeflowTuned[s.String()]; !ok {
 			off = append(off, s.String())
 		}
 	}
 	if len(off) > 0 {
 		fmt.Fprintf(&b, "\nSizes %s are not issue 19's (%s): Kubeflow's figures do not apply to them, and their figures only check the harness.\n",
 			strings.Join(off, ", "), sizePresets["full"])
+	}
+	if len(mixed) > 0 {
+		fmt.Fprintf(&b, "\nMixed sizes %s: the first part's jobs are created, and the second's once a fifth of the first's pods exist; "+
+			"each part's times run from its own first create, and beside them are the same part's played alone in this run, if it was "+
+			"(issue 19: a big job does not starve small ones). They have no floor and no peer's figures.\n", strings.Join(mixed, ", "))
 	}
 	return b.String()
 }
@@ -160,7 +167,10 @@ func (c *comparison) sizeRows(rs []sizeResult, audit auditSummary) []sizeRow {
 		timeRow("… the status counting all pods running", rs, func(r sizeResult) figure { return r.statusAllRunning }, 0),
 		timeRow("all pods Running", rs, func(r sizeResult) figure { return r.allPodsRunning }, peer.allPodsRunning))
 	if s.burst() {
-		rows = append(rows, completionRow(rs, peer))
+		rows = append(rows, completionRow(rs, func(r sizeResult) spread { return r.completion }, peer))
+	}
+	if s.mixed() {
+		rows = c.mixedRows(rs, rows)
 	}
 	conflicts, throttled := countRows(rs, audit, peer)
 	return append(rows, writesRow(rs, audit), conflicts, throttled, cpuRow(rs, peer), rssRow(rs, peer))
@@ -203,15 +213,15 @@ func timeRow(name string, rs []sizeResult, read func(sizeResult) figure, peer ti
 
 // completionRow: master Succeeded → job Succeeded, the median over the runs of each run's median
 // over its jobs, and likewise of each run's worst.
-func completionRow(rs []sizeResult, peer peerFigures) sizeRow {
+func completionRow(rs []sizeResult, read func(sizeResult) spread, peer peerFigures) sizeRow {
 	x := sizeRow{figure: "master Succeeded → job Succeeded: median, worst", target: "≤ 0.1 s, ≤ 0.3 s", measured: "n/a (no job measured)"}
-	median := acrossRuns(rs, func(r sizeResult) (time.Duration, bool) { return r.completion.median, r.completion.n > 0 })
-	worst := acrossRuns(rs, func(r sizeResult) (time.Duration, bool) { return r.completion.max, r.completion.n > 0 })
+	median := acrossRuns(rs, func(r sizeResult) (time.Duration, bool) { return read(r).median, read(r).n > 0 })
+	worst := acrossRuns(rs, func(r sizeResult) (time.Duration, bool) { return read(r).max, read(r).n > 0 })
 	if median.ok() {
 		var jobs spread // the jobs measured and in all, summed over the runs measured
 		for _, r := range rs {
-			if r.completion.n > 0 {
-				jobs.n, jobs.of = jobs.n+r.completion.n, jobs.of+r.completion.of
+			if c := read(r); c.n > 0 {
+				jobs.n, jobs.of = jobs.n+c.n, jobs.of+c.of
 			}
 		}
 		x.measured = fmt.Sprintf("%s, %s%s", median.spell(secsNum, " s", ""), worst.spell(secsNum, " s", ""), ofJobs(jobs))
@@ -226,6 +236,57 @@ func completionRow(rs []sizeResult, peer peerFigures) sizeRow {
 		x.peer = fmt.Sprintf("%s, %s", secs(peer.completionMedian), secs(peer.completionWorst))
 	}
 	return x
+}
+
+// mixedRows: a mixed size's rows. The time rows so far are its first part's, and say so; then
+// come its second part's, from that part's first create. Each part's time figures have beside
+// them the same part's played alone in this run of the bench, if it was.
+func (c *comparison) mixedRows(rs []sizeResult, rows []sizeRow) []sizeRow {
+	first := rs[0].size.first()
+	then, _ := rs[0].size.then()
+	firstAlone, thenAlone := c.playedAlone(rs[0].api, first), c.playedAlone(rs[0].api, then)
+	for i := range rows {
+		rows[i].figure = first.title() + ": " + rows[i].figure
+		rows[i].target, rows[i].met = "", ""
+	}
+	alone := func(x sizeRow, alone []sizeResult, read func(sizeResult) figure) sizeRow {
+		if len(alone) > 0 {
+			x.measured += "; alone " + durations(alone, read).spell(secsNum, " s", fmtFigure(read(alone[0])))
+		}
+		return x
+	}
+	firstReads := []func(sizeResult) figure{
+		func(r sizeResult) figure { return r.allPodsExist }, func(r sizeResult) figure { return r.everyJobRunning },
+		func(r sizeResult) figure { return r.statusAllRunning }, func(r sizeResult) figure { return r.allPodsRunning },
+	}
+	for i, read := range firstReads {
+		rows[i] = alone(rows[i], firstAlone, read)
+	}
+	prefix := "then " + then.title() + ", from their first create: "
+	names := []string{"all pods exist", "every job Running", "… the status counting all pods running", "all pods Running"}
+	for i, name := range names {
+		thenRead := func(r sizeResult) figure {
+			return []figure{r.then.allPodsExist, r.then.everyJobRunning, r.then.statusAllRunning, r.then.allPodsRunning}[i]
+		}
+		rows = append(rows, alone(timeRow(prefix+name, rs, thenRead, 0), thenAlone, firstReads[i]))
+	}
+	if then.burst() {
+		x := completionRow(rs, func(r sizeResult) spread { return r.then.completion }, peerFigures{})
+		x.figure = prefix + x.figure
+		rows = append(rows, x)
+	}
+	return rows
+}
+
+// playedAlone is the runs of size s played alone with API a in this run of the bench (none if
+// it was not).
+func (c *comparison) playedAlone(a api, s size) []sizeResult {
+	for _, rs := range c.sizes {
+		if len(rs) > 0 && rs[0].api == a && rs[0].size == s {
+			return rs
+		}
+	}
+	return nil
 }
 
 // runWrites are a run's writes in its start phase and over the whole size; why says, when it has

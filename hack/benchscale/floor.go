@@ -100,6 +100,9 @@ func (c *comparison) runFloor(ctx context.Context) error {
 	}
 	b := &bench{o: c.o, res: &results{}, kube: c.conn.Kube, ns: ns, t: t}
 	for _, s := range c.o.sizes {
+		if s.mixed() {
+			continue // a mixed size has no floor of its own: its parts' figures are read beside its parts played alone
+		}
 		for _, services := range c.floorVariants() {
 			f := floorResult{size: s, services: services}
 			err := c.settle(ctx, f.windowName())

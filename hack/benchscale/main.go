@@ -149,7 +149,7 @@ func parseFlags(args []string) (options, error) {
 	var scaleName, operatorFlags, scenarios, apis, sizes, cleanUp, sides string
 	fs.StringVar(&scaleName, "scale", "full", "full or small: the sizes when --sizes is not given (full "+sizePresets["full"]+", small "+sizePresets["small"]+"); for the earlier scenarios, full is 50 jobs x 8 pods and a 1,000-pod job, small 10 x 4 and 100")
 	fs.StringVar(&apis, "apis", "t9k,kubeflow", "the sizes scenario's APIs, comma-separated, in the order played: t9k (PyTorchTrainingJob), kubeflow (kubeflow.org PyTorchJob)")
-	fs.StringVar(&sizes, "sizes", "", "the sizes scenario's sizes, comma-separated, <jobs>x<pods per job> (1 master, the rest workers), in the order played (default: those of --scale)")
+	fs.StringVar(&sizes, "sizes", "", "the sizes scenario's sizes, comma-separated, <jobs>x<pods per job> (1 master, the rest workers), in the order played (default: those of --scale); a mixed size, two joined by + (1x5000+50x8), creates the second part's jobs once a fifth of the first's pods exist")
 	fs.IntVar(&o.runs, "runs", 1, "the sizes scenario: play each size of each API this many times in a row (each run settles the cluster and starts a fresh operator) and report every figure as the median of the runs, with their range in brackets when more than 1; the floor is played once")
 	fs.BoolVar(&o.floor, "floor", true, "the sizes scenario: first create each size's pods with a bare client (no operator, no rate limit), the cluster's floor")
 	fs.IntVar(&o.floorConcurrency, "floor-concurrency", 64, "goroutines of the floor's bare client")

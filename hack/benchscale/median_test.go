@@ -88,10 +88,10 @@ func runsOf(n int, set ...func(r *sizeResult)) []sizeResult {
 	rs := make([]sizeResult, len(set))
 	for i, f := range set {
 		rs[i] = sizeResult{api: apiT9k, size: size{jobs: 200, podsPerJob: 8}, run: i + 1, runs: n,
-			allPodsExist: measured(20 * time.Second), everyJobRunning: measured(30 * time.Second),
-			statusAllRunning: measured(30 * time.Second), allPodsRunning: measured(25 * time.Second),
-			cpu: 8, cpuStart: 4, cpuOK: true, rssRunningKB: 40 * 1024, hwmKB: 50 * 1024, restOK: true, gateOK: true, apfOK: true,
-			completion: spreadOf([]time.Duration{50 * time.Millisecond, 200 * time.Millisecond}, 2)}
+			partFigures: partFigures{allPodsExist: measured(20 * time.Second), everyJobRunning: measured(30 * time.Second),
+				statusAllRunning: measured(30 * time.Second), allPodsRunning: measured(25 * time.Second),
+				completion: spreadOf([]time.Duration{50 * time.Millisecond, 200 * time.Millisecond}, 2)},
+			cpu: 8, cpuStart: 4, cpuOK: true, rssRunningKB: 40 * 1024, hwmKB: 50 * 1024, restOK: true, gateOK: true, apfOK: true}
 		f(&rs[i])
 	}
 	return rs
@@ -120,6 +120,44 @@ func TestSizeRowsOfOneRunAsBefore(t *testing.T) {
 		if got[figure] != w {
 			t.Errorf("%s: measured %q, want %q", figure, got[figure], w)
 		}
+	}
+}
+
+func TestSizeRowsOfAMixedSize(t *testing.T) {
+	// 1 x 5,000 then 50 x 8, beside 50 x 8 played alone in the same run of the bench (not 1 x
+	// 5,000: its rows say nothing of it).
+	alone := runsOf(1, func(r *sizeResult) {
+		r.size = size{jobs: 50, podsPerJob: 8}
+		r.everyJobRunning = measured(8 * time.Second)
+	})
+	mixed := runsOf(1, func(r *sizeResult) {
+		r.size = size{jobs: 1, podsPerJob: 5000, thenJobs: 50, thenPodsPerJob: 8}
+		r.completion = spreadOf(nil, 1)
+		r.then = partFigures{allPodsExist: measured(5 * time.Second), everyJobRunning: measured(9 * time.Second),
+			statusAllRunning: measured(9 * time.Second), allPodsRunning: missing("399 of 400 pods seen Running"),
+			completion: spreadOf([]time.Duration{40 * time.Millisecond, 90 * time.Millisecond}, 50)}
+	})
+	c := &comparison{o: options{runs: 1}, sizes: [][]sizeResult{alone, mixed}}
+	got := map[string]sizeRow{}
+	for _, x := range c.sizeRows(mixed, auditSummary{}) {
+		got[x.figure] = x
+	}
+	then := "then 50 jobs x 8 (400 pods), from their first create: "
+	want := map[string]string{
+		"1 x 5,000: all pods exist":                              "20.0 s",
+		"1 x 5,000: every job Running":                           "30.0 s",
+		then + "all pods exist":                                  "5.000 s; alone 20.0 s",
+		then + "every job Running":                               "9.000 s; alone 8.000 s",
+		then + "all pods Running":                                "n/a (399 of 400 pods seen Running); alone 25.0 s",
+		then + "master Succeeded → job Succeeded: median, worst": "0.065 s, 0.090 s (2 of 50 jobs)",
+	}
+	for figure, w := range want {
+		if got[figure].measured != w {
+			t.Errorf("%s: measured %q, want %q", figure, got[figure].measured, w)
+		}
+	}
+	if x := got["1 x 5,000: every job Running"]; x.target != "" || x.met != "" {
+		t.Errorf("a mixed size's first part is judged against no target: %+v", x)
 	}
 }
 
@@ -165,15 +203,19 @@ func TestSizeRowsJudgeTheMedianOfRuns(t *testing.T) {
 func TestRunsHaveTheirOwnNames(t *testing.T) {
 	one := sizeResult{api: apiT9k, size: size{jobs: 200, podsPerJob: 8}, run: 1, runs: 1}
 	second := sizeResult{api: apiT9k, size: size{jobs: 200, podsPerJob: 8}, run: 2, runs: 3}
+	mixed := sizeResult{api: apiT9k, size: size{jobs: 1, podsPerJob: 5000, thenJobs: 50, thenPodsPerJob: 8}, run: 2, runs: 2}
 	cases := map[string]struct{ got, want string }{
 		"one run's label is the size's":        {one.label(), "t9k 200x8"},
 		"one run's window is the size's":       {one.windowName("start"), "t9k 200x8 start"},
 		"one run's files are the size's":       {one.fileName(), "t9k-200x8"},
-		"one run's jobs are the size's":        {one.jobName(7), "s200x8-007"},
+		"one run's jobs are the size's":        {one.jobNames()[0][7], "s200x8-007"},
 		"a run of several is named in the log": {second.label(), "t9k 200x8 run 2/3"},
 		"a run of several has its own window":  {second.windowName(""), "t9k 200x8 run 2/3"},
 		"a run of several has its own files":   {second.fileName(), "t9k-200x8-run2"},
-		"a run of several has its own jobs":    {second.jobName(7), "r2-s200x8-007"},
+		"a run of several has its own jobs":    {second.jobNames()[0][7], "r2-s200x8-007"},
+		"a mixed size's big job is its own":    {mixed.jobNames()[0][0], "r2-m1x5000"},
+		"a mixed size's burst is its own":      {mixed.jobNames()[1][7], "r2-m50x8-007"},
+		"a mixed size has its own files":       {mixed.fileName(), "t9k-1x5000+50x8-run2"},
 	}
 	for name, c := range cases {
 		if c.got != c.want {

@@ -27,28 +27,63 @@ func (a api) kind() string {
 	return "batch.tensorstack.dev/v1beta1 PyTorchTrainingJob"
 }
 
-// size is jobs jobs of podsPerJob pods each: 1 master and podsPerJob-1 workers.
-type size struct{ jobs, podsPerJob int }
+// size is jobs jobs of podsPerJob pods each: 1 master and podsPerJob-1 workers. A mixed size
+// ("1x5000+50x8") has a second part, a burst of thenJobs jobs of thenPodsPerJob pods, created
+// while the first part's pods are being created (once a fifth of them exist): issue 19 asks that
+// a big job not starve small ones, and this is how the bench sees whether it does.
+type size struct {
+	jobs, podsPerJob         int
+	thenJobs, thenPodsPerJob int // 0 but in a mixed size
+}
 
-func (s size) pods() int    { return s.jobs * s.podsPerJob }
+// pods is every pod of the size, both parts of a mixed one.
+func (s size) pods() int    { return s.jobs*s.podsPerJob + s.thenJobs*s.thenPodsPerJob }
 func (s size) workers() int { return s.podsPerJob - 1 }
 
 // burst: several jobs created at once, whose masters exit 0 so that their completion is timed.
 // One job alone is a big job, which runs until deleted.
 func (s size) burst() bool { return s.jobs > 1 }
 
-// String is the flag's spelling: 50x8.
-func (s size) String() string { return fmt.Sprintf("%dx%d", s.jobs, s.podsPerJob) }
+// mixed: the size has a second part (then).
+func (s size) mixed() bool { return s.thenJobs > 0 }
 
-// title is the report's spelling: "50 jobs x 8 (400 pods)", "1 x 1,000".
+// first is the size's first part: the size itself unless it is mixed.
+func (s size) first() size { return size{jobs: s.jobs, podsPerJob: s.podsPerJob} }
+
+// then is a mixed size's second part.
+func (s size) then() (size, bool) {
+	return size{jobs: s.thenJobs, podsPerJob: s.thenPodsPerJob}, s.mixed()
+}
+
+// parts are the first part and, in a mixed size, the second.
+func (s size) parts() []size {
+	if then, ok := s.then(); ok {
+		return []size{s.first(), then}
+	}
+	return []size{s}
+}
+
+// String is the flag's spelling: 50x8, 1x5000+50x8.
+func (s size) String() string {
+	if then, ok := s.then(); ok {
+		return s.first().String() + "+" + then.String()
+	}
+	return fmt.Sprintf("%dx%d", s.jobs, s.podsPerJob)
+}
+
+// title is the report's spelling: "50 jobs x 8 (400 pods)", "1 x 1,000", "1 x 5,000, then 50
+// jobs x 8 (400 pods)".
 func (s size) title() string {
+	if then, ok := s.then(); ok {
+		return s.first().title() + ", then " + then.title()
+	}
 	if !s.burst() {
 		return "1 x " + thousands(s.podsPerJob)
 	}
 	return fmt.Sprintf("%d jobs x %d (%s pods)", s.jobs, s.podsPerJob, thousands(s.pods()))
 }
 
-// jobName names job i of the size: s50x8-007, s1x5000.
+// jobName names job i of the size (of a plain size or a part): s50x8-007, s1x5000.
 func (s size) jobName(i int) string {
 	if !s.burst() {
 		return "s" + s.String()
@@ -56,12 +91,27 @@ func (s size) jobName(i int) string {
 	return fmt.Sprintf("s%s-%03d", s, i)
 }
 
+// parseSize reads <jobs>x<pods per job>, or two such joined by "+" (a mixed size).
 func parseSize(text string) (size, error) {
+	first, then, mixed := strings.Cut(strings.TrimSpace(text), "+")
+	s, err := parsePart(first)
+	if err != nil || !mixed {
+		return s, err
+	}
+	t, err := parsePart(then)
+	if err != nil {
+		return size{}, err
+	}
+	s.thenJobs, s.thenPodsPerJob = t.jobs, t.podsPerJob
+	return s, nil
+}
+
+func parsePart(text string) (size, error) {
 	j, p, ok := strings.Cut(strings.TrimSpace(text), "x")
 	jobs, err1 := strconv.Atoi(j)
 	pods, err2 := strconv.Atoi(p)
 	if !ok || err1 != nil || err2 != nil || jobs < 1 || pods < 1 {
-		return size{}, fmt.Errorf("size %q: want <jobs>x<pods per job>, e.g. 50x8 or 1x1000", text)
+		return size{}, fmt.Errorf("size %q: want <jobs>x<pods per job>, e.g. 50x8 or 1x1000, or two joined by + (1x5000+50x8: the second created while the first's pods are)", text)
 	}
 	return size{jobs: jobs, podsPerJob: pods}, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -22,9 +23,13 @@ func TestParseFlagsSizes(t *testing.T) {
 		"sizes and APIs given keep their order": {
 			args: []string{"--apis=kubeflow,t9k", "--sizes=1x1000, 50x8"}, wantAPIs: []api{apiKubeflow, apiT9k}, wantSizes: "[1x1000 50x8]",
 		},
-		"an unknown API is refused":                     {args: []string{"--apis=tfjob"}, wantErr: true},
-		"a size without jobs is refused":                {args: []string{"--sizes=x8"}, wantErr: true},
-		"sizes beside the earlier scenarios is refused": {args: []string{"--scenarios=sizes,big"}, wantErr: true},
+		"a mixed size is two parts joined by +": {
+			args: []string{"--sizes=50x8,1x5000+50x8"}, wantAPIs: []api{apiT9k, apiKubeflow}, wantSizes: "[50x8 1x5000+50x8]",
+		},
+		"a mixed size without its second part is refused": {args: []string{"--sizes=1x5000+"}, wantErr: true},
+		"an unknown API is refused":                       {args: []string{"--apis=tfjob"}, wantErr: true},
+		"a size without jobs is refused":                  {args: []string{"--sizes=x8"}, wantErr: true},
+		"sizes beside the earlier scenarios is refused":   {args: []string{"--scenarios=sizes,big"}, wantErr: true},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -70,6 +75,26 @@ func TestSizeNames(t *testing.T) {
 				t.Errorf("jobName(7) = %q, want %q", got, c.wantJob)
 			}
 		})
+	}
+}
+
+func TestMixedSize(t *testing.T) {
+	s, err := parseSize("1x5000+50x8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := s.title(), "1 x 5,000, then 50 jobs x 8 (400 pods)"; got != want {
+		t.Errorf("title = %q, want %q", got, want)
+	}
+	if got, want := s.pods(), 5400; got != want {
+		t.Errorf("pods = %d, want %d", got, want)
+	}
+	want := []size{{jobs: 1, podsPerJob: 5000}, {jobs: 50, podsPerJob: 8}}
+	if diff := cmp.Diff(want, s.parts(), cmp.AllowUnexported(size{})); diff != "" {
+		t.Errorf("parts (-want +got):\n%s", diff)
+	}
+	if got := burstJobs(s.parts(), [][]string{{"big"}, {"a", "b"}}); !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("burst jobs = %v, want the second part's", got)
 	}
 }
 
