@@ -651,11 +651,26 @@ func cleaningUp(out *render.Output, pods []*corev1.Pod) bool {
 	return slices.ContainsFunc(pods, func(p *corev1.Pod) bool { return p.DeletionTimestamp != nil })
 }
 
+// countsInterval is the least time between two status writes of a Running job of kind k and
+// desired pods that change no phase: statusInterval, and for a kind whose status lists every pod one
+// more for each further podsPerWindow pods (coalesceFor's rule). Such a status grows with the
+// job (about 140 bytes a pod), and the API server's cost of writing it, and of sending it to
+// every watcher of the kind, with it: a 5,000-pod PyTorchTrainingJob's status (0.7 MB) took
+// the API server 1 to 5 s a write during its start, and at one interval the writes followed
+// one another back to back (issue 19, docs/benchmarks.md: "A big T9k job's status").
+func countsInterval(k jobKind, statusInterval time.Duration, desired int32) time.Duration {
+	if !k.listsPods {
+		return statusInterval
+	}
+	return coalesceFor(statusInterval, int(desired))
+}
+
 // writeStatus writes next with server-side apply when it differs from current, and reports
 // whether it did. Urgent changes (an outcome, a restart) are written at once; the others at most
 // once per statusInterval, counted from the job's creation or its last status write, so a job whose
 // pods start within the interval is written once, Running; a finished job's while its pods are
-// cleaned up, once per cleanUpStatusWait intervals. It returns how long to wait otherwise.
+// cleaned up, once per cleanUpStatusWait intervals; a change of counts alone of a Running T9k
+// job once per countsInterval. It returns how long to wait otherwise.
 func (r *jobReconciler) writeStatus(ctx context.Context, job client.Object, model *render.Job, current, next *batch.TrainingJobStatus, cleaning bool, now time.Time) (bool, time.Duration, error) {
 	projected := r.kind.project(next, model)
 	changed, urgent := status.Changed(current, &projected)
@@ -686,6 +701,8 @@ func (r *jobReconciler) writeStatus(ctx context.Context, job client.Object, mode
 		if d := r.runningSince(uid, now).Add(3 * r.statusInterval); d.After(due) {
 			due = d
 		}
+	case next.Phase == batch.JobRunning && current.Phase == batch.JobRunning:
+		due = last.Add(countsInterval(r.kind, r.statusInterval, next.DesiredReplicas))
 	}
 	if wait := due.Sub(now); !urgent && wait > 0 {
 		log.FromContext(ctx).V(2).Info("status write deferred", "wait", wait, "phase", next.Phase, "aggregate", next.Aggregate)

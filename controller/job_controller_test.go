@@ -554,6 +554,24 @@ func TestTheServiceIsAppliedAgainOnlyWhenItOrTheJobChanged(t *testing.T) {
 	}
 }
 
+func TestCountsOfABigT9kJobAreWrittenLessOften(t *testing.T) {
+	cases := map[string]struct {
+		kind    jobKind
+		desired int32
+		want    time.Duration
+	}{
+		"a T9k job of up to 1,000 pods: one interval":        {pyTorchKind, 1000, time.Second},
+		"a T9k job of 5,000 pods: five":                      {pyTorchKind, 5000, 5 * time.Second},
+		"a TensorFlowTrainingJob lists its pods too":         {tensorFlowKind, 2001, 3 * time.Second},
+		"a Kubeflow job's status holds counts: one interval": {pyTorchJobKind, 5000, time.Second},
+	}
+	for name, c := range cases {
+		if got := countsInterval(c.kind, time.Second, c.desired); got != c.want {
+			t.Errorf("%s: %s, want %s", name, got, c.want)
+		}
+	}
+}
+
 func TestRunningWaitsForTheGangUpToThreeIntervals(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	c, r := newJobCreatedAt(t, &now)

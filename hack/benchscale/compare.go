@@ -523,19 +523,19 @@ func (c *comparison) figures(t *tracker, r *sizeResult, partNames [][]string) {
 // partFigures are one part's time figures, from its first create: allPodsExist to the last pod
 // first seen, everyJobRunning to the last job's status first seen Running, statusAllRunning to
 // the last job's status first counting all its pods running, allPodsRunning to the last pod first
-// seen Running; completion, per burst job, its status first seen Succeeded − its master first
-// seen Succeeded.
+// seen Running, allPodsBound to the last pod first seen with a node (the scheduler's share);
+// completion, per burst job, its status first seen Succeeded − its master first seen Succeeded.
 type partFigures struct {
-	allPodsExist, everyJobRunning, statusAllRunning, allPodsRunning figure
-	completion                                                      spread
+	allPodsExist, everyJobRunning, statusAllRunning, allPodsRunning, allPodsBound figure
+	completion                                                                    spread
 }
 
 // partFiguresOf reads a part's figures from created; a burst's completions go to rows, in seconds
 // from sizeCreated (in the jobs' order, so that two runs' files line up).
 func partFiguresOf(t *tracker, created time.Time, part size, names []string, sizeCreated time.Time, rows *strings.Builder) partFigures {
 	of := setOf(names)
-	var lastSeen, lastRunning, lastJobRunning, lastAllRunning time.Time
-	seen, running, jobsRunning, jobsAllRunning := 0, 0, 0, 0
+	var lastSeen, lastBound, lastRunning, lastJobRunning, lastAllRunning time.Time
+	seen, bound, running, jobsRunning, jobsAllRunning := 0, 0, 0, 0, 0
 	t.view(func(pods map[string]*podRecord, jobs map[string]*jobRecord) {
 		for _, p := range pods {
 			if !of[p.job] {
@@ -543,6 +543,10 @@ func partFiguresOf(t *tracker, created time.Time, part size, names []string, siz
 			}
 			seen++
 			lastSeen = later(lastSeen, p.seen)
+			if !p.bound.IsZero() {
+				bound++
+				lastBound = later(lastBound, p.bound)
+			}
 			if !p.running.IsZero() {
 				running++
 				lastRunning = later(lastRunning, p.running)
@@ -588,6 +592,7 @@ func partFiguresOf(t *tracker, created time.Time, part size, names []string, siz
 	return partFigures{
 		allPodsExist:     since(lastSeen, seen, part.pods(), "pods seen"),
 		allPodsRunning:   since(lastRunning, running, part.pods(), "pods seen Running"),
+		allPodsBound:     since(lastBound, bound, part.pods(), "pods seen bound"),
 		everyJobRunning:  since(lastJobRunning, jobsRunning, len(names), "jobs seen Running"),
 		statusAllRunning: since(lastAllRunning, jobsAllRunning, len(names), "jobs' status counting all pods running"),
 		completion:       spreadOf(completion, len(names)),

@@ -263,10 +263,11 @@ func (c *comparison) mixedRows(rs []sizeResult, rows []sizeRow) []sizeRow {
 		rows[i] = alone(rows[i], firstAlone, read)
 	}
 	prefix := "then " + then.title() + ", from their first create: "
-	names := []string{"all pods exist", "every job Running", "… the status counting all pods running", "all pods Running"}
+	names := []string{"all pods exist", "all pods bound to a node", "every job Running", "… the status counting all pods running", "all pods Running"}
+	firstReads = slices.Insert(firstReads, 1, func(r sizeResult) figure { return r.allPodsBound })
 	for i, name := range names {
 		thenRead := func(r sizeResult) figure {
-			return []figure{r.then.allPodsExist, r.then.everyJobRunning, r.then.statusAllRunning, r.then.allPodsRunning}[i]
+			return []figure{r.then.allPodsExist, r.then.allPodsBound, r.then.everyJobRunning, r.then.statusAllRunning, r.then.allPodsRunning}[i]
 		}
 		rows = append(rows, alone(timeRow(prefix+name, rs, thenRead, 0), thenAlone, firstReads[i]))
 	}

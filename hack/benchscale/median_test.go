@@ -128,12 +128,12 @@ func TestSizeRowsOfAMixedSize(t *testing.T) {
 	// 5,000: its rows say nothing of it).
 	alone := runsOf(1, func(r *sizeResult) {
 		r.size = size{jobs: 50, podsPerJob: 8}
-		r.everyJobRunning = measured(8 * time.Second)
+		r.everyJobRunning, r.allPodsBound = measured(8*time.Second), measured(3*time.Second)
 	})
 	mixed := runsOf(1, func(r *sizeResult) {
 		r.size = size{jobs: 1, podsPerJob: 5000, thenJobs: 50, thenPodsPerJob: 8}
 		r.completion = spreadOf(nil, 1)
-		r.then = partFigures{allPodsExist: measured(5 * time.Second), everyJobRunning: measured(9 * time.Second),
+		r.then = partFigures{allPodsExist: measured(5 * time.Second), allPodsBound: measured(7 * time.Second), everyJobRunning: measured(9 * time.Second),
 			statusAllRunning: measured(9 * time.Second), allPodsRunning: missing("399 of 400 pods seen Running"),
 			completion: spreadOf([]time.Duration{40 * time.Millisecond, 90 * time.Millisecond}, 50)}
 	})
@@ -147,6 +147,7 @@ func TestSizeRowsOfAMixedSize(t *testing.T) {
 		"1 x 5,000: all pods exist":                              "20.0 s",
 		"1 x 5,000: every job Running":                           "30.0 s",
 		then + "all pods exist":                                  "5.000 s; alone 20.0 s",
+		then + "all pods bound to a node":                        "7.000 s; alone 3.000 s",
 		then + "every job Running":                               "9.000 s; alone 8.000 s",
 		then + "all pods Running":                                "n/a (399 of 400 pods seen Running); alone 25.0 s",
 		then + "master Succeeded → job Succeeded: median, worst": "0.065 s, 0.090 s (2 of 50 jobs)",
