@@ -652,12 +652,13 @@ func cleaningUp(out *render.Output, pods []*corev1.Pod) bool {
 }
 
 // countsInterval is the least time between two status writes of a Running job of kind k and
-// desired pods that change no phase: statusInterval, and for a kind whose status lists every pod one
-// more for each further podsPerWindow pods (coalesceFor's rule). Such a status grows with the
-// job (about 140 bytes a pod), and the API server's cost of writing it, and of sending it to
-// every watcher of the kind, with it: a 5,000-pod PyTorchTrainingJob's status (0.7 MB) took
-// the API server 1 to 5 s a write during its start, and at one interval the writes followed
-// one another back to back (issue 19, docs/benchmarks.md: "A big T9k job's status").
+// desired pods that change no phase: statusInterval, and for a kind whose status lists every
+// pod one more for each further podsPerWindow pods (coalesceFor's rule). Such a status grows
+// with the job (about 140 bytes a pod), and the API server's cost of writing it, and of sending
+// it to every watcher of the kind, with it: a 5,000-pod PyTorchTrainingJob's status (0.7 MB)
+// took the API server 1 to 5 s a write during its start, and at one interval the writes
+// followed one another back to back (issue 19; docs/benchmarks.md, "A big job and a burst at
+// once; a big T9k job's status").
 func countsInterval(k jobKind, statusInterval time.Duration, desired int32) time.Duration {
 	if !k.listsPods {
 		return statusInterval
