@@ -238,6 +238,18 @@ func completionRow(rs []sizeResult, read func(sizeResult) spread, peer peerFigur
 	return x
 }
 
+// partReads are a part's time figures as a mixed size's rows name them.
+var partReads = []struct {
+	name string
+	read func(partFigures) figure
+}{
+	{"all pods exist", func(p partFigures) figure { return p.allPodsExist }},
+	{"all pods bound to a node", func(p partFigures) figure { return p.allPodsBound }},
+	{"every job Running", func(p partFigures) figure { return p.everyJobRunning }},
+	{"… the status counting all pods running", func(p partFigures) figure { return p.statusAllRunning }},
+	{"all pods Running", func(p partFigures) figure { return p.allPodsRunning }},
+}
+
 // mixedRows: a mixed size's rows. The time rows so far are its first part's, and say so; then
 // come its second part's, from that part's first create. Each part's time figures have beside
 // them the same part's played alone in this run of the bench, if it was.
@@ -245,31 +257,26 @@ func (c *comparison) mixedRows(rs []sizeResult, rows []sizeRow) []sizeRow {
 	first := rs[0].size.first()
 	then, _ := rs[0].size.then()
 	firstAlone, thenAlone := c.playedAlone(rs[0].api, first), c.playedAlone(rs[0].api, then)
-	for i := range rows {
-		rows[i].figure = first.title() + ": " + rows[i].figure
-		rows[i].target, rows[i].met = "", ""
-	}
-	alone := func(x sizeRow, alone []sizeResult, read func(sizeResult) figure) sizeRow {
+	alone := func(x sizeRow, alone []sizeResult, read func(partFigures) figure) sizeRow {
 		if len(alone) > 0 {
-			x.measured += "; alone " + durations(alone, read).spell(secsNum, " s", fmtFigure(read(alone[0])))
+			f := func(r sizeResult) figure { return read(r.partFigures) }
+			x.measured += "; alone " + durations(alone, f).spell(secsNum, " s", fmtFigure(f(alone[0])))
 		}
 		return x
 	}
-	firstReads := []func(sizeResult) figure{
-		func(r sizeResult) figure { return r.allPodsExist }, func(r sizeResult) figure { return r.everyJobRunning },
-		func(r sizeResult) figure { return r.statusAllRunning }, func(r sizeResult) figure { return r.allPodsRunning },
-	}
-	for i, read := range firstReads {
-		rows[i] = alone(rows[i], firstAlone, read)
+	for i := range rows {
+		for _, pr := range partReads {
+			if rows[i].figure == pr.name {
+				rows[i] = alone(rows[i], firstAlone, pr.read)
+			}
+		}
+		rows[i].figure = first.title() + ": " + rows[i].figure
+		rows[i].target, rows[i].met = "", ""
 	}
 	prefix := "then " + then.title() + ", from their first create: "
-	names := []string{"all pods exist", "all pods bound to a node", "every job Running", "… the status counting all pods running", "all pods Running"}
-	firstReads = slices.Insert(firstReads, 1, func(r sizeResult) figure { return r.allPodsBound })
-	for i, name := range names {
-		thenRead := func(r sizeResult) figure {
-			return []figure{r.then.allPodsExist, r.then.allPodsBound, r.then.everyJobRunning, r.then.statusAllRunning, r.then.allPodsRunning}[i]
-		}
-		rows = append(rows, alone(timeRow(prefix+name, rs, thenRead, 0), thenAlone, firstReads[i]))
+	for _, pr := range partReads {
+		x := timeRow(prefix+pr.name, rs, func(r sizeResult) figure { return pr.read(r.then) }, 0)
+		rows = append(rows, alone(x, thenAlone, pr.read))
 	}
 	if then.burst() {
 		x := completionRow(rs, func(r sizeResult) spread { return r.then.completion }, peerFigures{})
