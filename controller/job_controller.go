@@ -651,27 +651,38 @@ func cleaningUp(out *render.Output, pods []*corev1.Pod) bool {
 	return slices.ContainsFunc(pods, func(p *corev1.Pod) bool { return p.DeletionTimestamp != nil })
 }
 
-// countsInterval is the least time between two status writes of a Running job of kind k and
-// desired pods that change no phase: statusInterval, and for a kind whose status lists every
-// pod one more for each further podsPerWindow pods (coalesceFor's rule). Such a status grows
-// with the job (about 140 bytes a pod), and the API server's cost of writing it, and of sending
-// it to every watcher of the kind, with it: a 5,000-pod PyTorchTrainingJob's status (0.7 MB)
-// took the API server 1 to 5 s a write during its start, and at one interval the writes
-// followed one another back to back (issue 19; docs/benchmarks.md, "A big job and a burst at
-// once; a big T9k job's status").
-func countsInterval(k jobKind, statusInterval time.Duration, desired int32) time.Duration {
-	if !k.listsPods {
-		return statusInterval
-	}
+// countsInterval is the least time between two status writes of a Running job of desired pods
+// that change its counts alone: statusInterval, one more for each further podsPerWindow pods
+// (coalesceFor's rule). A big job's counts change many times a second while its pods start, and
+// every write costs the API server a merge of the whole object (a Kubeflow job carries its pod
+// templates; a T9k job's status lists every pod, about 140 bytes each) and every watcher of the
+// kind an event: a 5,000-pod PyTorchTrainingJob's status (0.7 MB) took the API server 1 to 5 s a
+// write during its start, and at one interval the writes followed one another back to back
+// (issue 19; docs/benchmarks.md, "A big job and a burst at once; a big T9k job's status").
+func countsInterval(statusInterval time.Duration, desired int32) time.Duration {
 	return coalesceFor(statusInterval, int(desired))
+}
+
+// runningPods counts the pods st says are running: a T9k status lists each; a Kubeflow one, read
+// back (render.FromKubeflowStatus), has an entry per active pod.
+func runningPods(st *batch.TrainingJobStatus) int32 {
+	var n int32
+	for _, t := range st.Tasks {
+		for _, r := range t.ReplicaStatus {
+			if r.Phase == corev1.PodRunning {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // writeStatus writes next with server-side apply when it differs from current, and reports
 // whether it did. Urgent changes (an outcome, a restart) are written at once; the others at most
 // once per statusInterval, counted from the job's creation or its last status write, so a job whose
 // pods start within the interval is written once, Running; a finished job's while its pods are
-// cleaned up, once per cleanUpStatusWait intervals; a change of counts alone of a Running T9k
-// job once per countsInterval. It returns how long to wait otherwise.
+// cleaned up, once per cleanUpStatusWait intervals; a change of counts alone of a Running job once
+// per countsInterval, unless it brings every pod running. It returns how long to wait otherwise.
 func (r *jobReconciler) writeStatus(ctx context.Context, job client.Object, model *render.Job, current, next *batch.TrainingJobStatus, cleaning bool, now time.Time) (bool, time.Duration, error) {
 	projected := r.kind.project(next, model)
 	changed, urgent := status.Changed(current, &projected)
@@ -702,8 +713,11 @@ func (r *jobReconciler) writeStatus(ctx context.Context, job client.Object, mode
 		if d := r.runningSince(uid, now).Add(3 * r.statusInterval); d.After(due) {
 			due = d
 		}
+	case next.Phase == batch.JobRunning && current.Phase == batch.JobRunning && next.Aggregate.Running == next.DesiredReplicas && runningPods(current) < next.DesiredReplicas:
+		// Its last pods run: the milestone a user (and Kueue's PodsReady) waits for is not held.
+		due = now
 	case next.Phase == batch.JobRunning && current.Phase == batch.JobRunning:
-		due = last.Add(countsInterval(r.kind, r.statusInterval, next.DesiredReplicas))
+		due = last.Add(countsInterval(r.statusInterval, next.DesiredReplicas))
 	}
 	if wait := due.Sub(now); !urgent && wait > 0 {
 		log.FromContext(ctx).V(2).Info("status write deferred", "wait", wait, "phase", next.Phase, "aggregate", next.Aggregate)

@@ -24,7 +24,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
 	"github.com/trainyard/trainyard/apply"
+	"github.com/trainyard/trainyard/render"
 )
 
 // cluster is a fake API server whose "cache" can be frozen: while stale, reads of the job and
@@ -554,21 +556,61 @@ func TestTheServiceIsAppliedAgainOnlyWhenItOrTheJobChanged(t *testing.T) {
 	}
 }
 
-func TestCountsOfABigT9kJobAreWrittenLessOften(t *testing.T) {
+func TestCountsOfABigJobAreWrittenLessOften(t *testing.T) {
 	cases := map[string]struct {
-		kind    jobKind
 		desired int32
 		want    time.Duration
 	}{
-		"a T9k job of up to 1,000 pods: one interval":        {pyTorchKind, 1000, time.Second},
-		"a T9k job of 5,000 pods: five":                      {pyTorchKind, 5000, 5 * time.Second},
-		"a TensorFlowTrainingJob lists its pods too":         {tensorFlowKind, 2001, 3 * time.Second},
-		"a Kubeflow job's status holds counts: one interval": {pyTorchJobKind, 5000, time.Second},
+		"up to 1,000 pods: one interval": {1000, time.Second},
+		"2,001 pods: three":              {2001, 3 * time.Second},
+		"5,000 pods: five":               {5000, 5 * time.Second},
 	}
 	for name, c := range cases {
-		if got := countsInterval(c.kind, time.Second, c.desired); got != c.want {
+		if got := countsInterval(time.Second, c.desired); got != c.want {
 			t.Errorf("%s: %s, want %s", name, got, c.want)
 		}
+	}
+}
+
+func TestTheLastPodsRunningAreWrittenAtOnce(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c, r := newJobCreatedAt(t, &now)
+	reconcileOnce(t, r)
+	for _, p := range []string{"j-master-0", "j-worker-0", "j-worker-1"} {
+		c.setPod(p, corev1.PodRunning, nil)
+	}
+	now = now.Add(400 * time.Millisecond)
+	reconcileOnce(t, r) // 3 of 4 running: Running waits for the gang
+	now = now.Add(3 * time.Second)
+	reconcileOnce(t, r)
+	if got, _ := c.get(); got.Status.Phase != batch.JobRunning || got.Status.Aggregate.Running != 3 {
+		t.Fatalf("after three intervals: %s with %d running; want Running with 3", got.Status.Phase, got.Status.Aggregate.Running)
+	}
+	c.takeWrites()
+	c.setPod("j-worker-2", corev1.PodRunning, nil)
+	now = now.Add(100 * time.Millisecond)
+	reconcileOnce(t, r) // a count, but the one that brings every pod running: not held
+	if got, _ := c.get(); len(c.takeWrites()) != 1 || got.Status.Aggregate.Running != 4 {
+		t.Fatalf("the last pod running 100ms after a write: %d running; want one write with 4", got.Status.Aggregate.Running)
+	}
+	c.setPod("j-worker-2", corev1.PodSucceeded, ptr(int32(0)))
+	now = now.Add(100 * time.Millisecond)
+	if res := reconcileOnce(t, r); len(c.takeWrites()) != 0 || res.RequeueAfter != 900*time.Millisecond {
+		t.Fatalf("a worker's end 100ms after a write: requeue after %s; want no write and 900ms", res.RequeueAfter)
+	}
+}
+
+func TestRunningPodsOfBothShapes(t *testing.T) {
+	t9k := batch.TrainingJobStatus{Tasks: []batch.TaskStatus{{Type: "worker", ReplicaStatus: []batch.ReplicaStatus{
+		{Phase: corev1.PodRunning}, {Phase: corev1.PodPending}, {Phase: corev1.PodRunning}, {Phase: corev1.PodSucceeded}}}}}
+	kf := render.FromKubeflowStatus(&kubeflowv1.JobStatus{ReplicaStatuses: map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaStatus{
+		kubeflowv1.ReplicaTypeMaster: {Active: 1},
+		kubeflowv1.ReplicaTypeWorker: {Active: 4, Succeeded: 2}}})
+	if got := runningPods(&t9k); got != 2 {
+		t.Errorf("a T9k status listing 2 running pods of 4: %d", got)
+	}
+	if got := runningPods(&kf); got != 5 {
+		t.Errorf("a Kubeflow status with 1 + 4 active: %d", got)
 	}
 }
 

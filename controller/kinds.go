@@ -28,9 +28,6 @@ type jobKind struct {
 	// share memory with its argument.
 	apiStatus func(*batch.TrainingJobStatus, *render.Job) any
 	project   func(*batch.TrainingJobStatus, *render.Job) batch.TrainingJobStatus
-	// listsPods: the kind's status lists every pod (the T9k kinds' tasks[].replicaStatus), so it
-	// grows with the job; the Kubeflow kinds' holds counts.
-	listsPods bool
 }
 
 // controls is obj's controller reference when its controller is a job of this kind, else nil.
@@ -65,7 +62,6 @@ var tensorFlowKind = t9kKind(jobKind{
 // t9kKind completes a batch.tensorstack.dev kind: always managed, status written as derived.
 func t9kKind(k jobKind) jobKind {
 	k.managed = func(client.Object) bool { return true }
-	k.listsPods = true
 	k.apiStatus = func(st *batch.TrainingJobStatus, _ *render.Job) any { return st }
 	k.project = func(st *batch.TrainingJobStatus, _ *render.Job) batch.TrainingJobStatus { return *st }
 	return k

@@ -130,7 +130,7 @@ func NewFlagSet(o *Options, zapOpts *zap.Options) *flag.FlagSet {
 	fs.IntVar(&o.MinWritesInFlight, "min-writes-in-flight", DefaultMinWritesInFlight, "the least the write bound is cut to when the API server answers 429 or writes are slow")
 	fs.DurationVar(&o.SlowWrite, "slow-write", DefaultSlowWrite, "a write slower than this cuts the write bound, as a 429 does (0: only 429s do)")
 	fs.DurationVar(&o.PodEventCoalesce, "pod-event-coalesce", DefaultPodEventCoalesce, "how long a pod's change may wait to wake its job, so that one round takes many changes (a pod that ends wakes its job at once)")
-	fs.DurationVar(&o.StatusInterval, "status-batch-interval", DefaultStatusInterval, "least time between two status writes of a job that change only pod counts (a T9k job's, whose status lists every pod: one more per further 1,000 pods)")
+	fs.DurationVar(&o.StatusInterval, "status-batch-interval", DefaultStatusInterval, "least time between two status writes of a job that change only pod counts (a Running job's: one more per further 1,000 pods, but not the change that brings its last pods running)")
 	fs.StringVar(&o.ClusterDomain, "cluster-domain", render.DefaultClusterDomain, "the cluster's DNS domain (the kubelet's --cluster-domain), in torchrun's rendezvous endpoint")
 	fs.DurationVar(&o.NodeLostAfter, "node-lost-after", render.DefaultNodeLostAfter, "how long a node may be NotReady or unreachable (from its Ready condition's last transition) before its pods are force-deleted and replaced as a disruption")
 	zapOpts.BindFlags(fs)
