@@ -12,6 +12,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -234,7 +236,7 @@ func (c *comparison) playSize(ctx context.Context, t *tracker, r *sizeResult) er
 		stopSampling = sampleGate(ctx, op)
 	}
 	r.created = time.Now()
-	err = c.createJobs(ctx, t, r, parts[0], partNames[0])
+	err = c.createJobs(ctx, t, r, parts[0], partNames[0], "")
 	if then, ok := s.then(); ok && err == nil {
 		// The second part starts while the first's pods are being created: once a fifth exist.
 		want := parts[0].pods() / 5
@@ -242,9 +244,14 @@ func (c *comparison) playSize(ctx context.Context, t *tracker, r *sizeResult) er
 			n := podsSeen(t, partNames[0])
 			return n >= want, fmt.Sprintf("%d pods seen", n)
 		})
+		class := ""
+		if err == nil && c.o.thenPriority != 0 {
+			class = thenPriorityClass
+			err = c.ensurePriorityClass(ctx, class, c.o.thenPriority)
+		}
 		if err == nil {
 			r.thenCreated = time.Now()
-			err = c.createJobs(ctx, t, r, then, partNames[1])
+			err = c.createJobs(ctx, t, r, then, partNames[1], class)
 		}
 	}
 	if err == nil {
@@ -276,12 +283,16 @@ func (c *comparison) playSize(ctx context.Context, t *tracker, r *sizeResult) er
 	return errors.Join(err, derr)
 }
 
-// createJobs creates a part's jobs at once.
-func (c *comparison) createJobs(ctx context.Context, t *tracker, r *sizeResult, part size, names []string) error {
+// createJobs creates a part's jobs at once, their pods in priorityClass unless it is empty.
+func (c *comparison) createJobs(ctx context.Context, t *tracker, r *sizeResult, part size, names []string, priorityClass string) error {
 	logf("%s: creating %d jobs of 1 master + %d workers", r.label(), part.jobs, part.workers())
 	return parallel(ctx, c.o.scale.createWorkers, names, func(ctx context.Context, name string) error {
 		t.expectJob(name, int32(part.podsPerJob))
-		if err := c.conn.Kube.Create(ctx, jobOf(r.api, r.ns, name, part, c.o.masterRun, c.o.keepPods)); err != nil {
+		job := jobOf(r.api, r.ns, name, part, c.o.masterRun, c.o.keepPods)
+		if priorityClass != "" {
+			withPriorityClass(job, priorityClass)
+		}
+		if err := c.conn.Kube.Create(ctx, job); err != nil {
 			return fmt.Errorf("creating job %s: %w", name, err)
 		}
 		return nil
@@ -705,6 +716,34 @@ func jobOf(a api, ns, name string, s size, masterRun time.Duration, keepPods boo
 		job.Spec.RunPolicy = &batch.RunPolicy{CleanUpPolicy: batch.CleanUpPolicyNone}
 	}
 	return job
+}
+
+// thenPriorityClass is the PriorityClass of a mixed size's second part under --then-priority.
+const thenPriorityClass = "trainyard-bench-then"
+
+// ensurePriorityClass creates a PriorityClass of value that preempts nothing, unless it exists.
+func (c *comparison) ensurePriorityClass(ctx context.Context, name string, value int32) error {
+	never := corev1.PreemptNever
+	pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value, PreemptionPolicy: &never,
+		Description: "make bench-scale --then-priority: a mixed size's second part"}
+	if err := c.conn.Kube.Create(ctx, pc); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating PriorityClass %s: %w", name, err)
+	}
+	return nil
+}
+
+// withPriorityClass puts every pod template of a job made by jobOf in class.
+func withPriorityClass(job client.Object, class string) {
+	switch j := job.(type) {
+	case *kubeflowv1.PyTorchJob:
+		for _, s := range j.Spec.PyTorchReplicaSpecs {
+			s.Template.Spec.PriorityClassName = class
+		}
+	case *batch.PyTorchTrainingJob:
+		for i := range j.Spec.ReplicaSpecs {
+			j.Spec.ReplicaSpecs[i].Template.Spec.PriorityClassName = class
+		}
+	}
 }
 
 // gpuPodTemplate is podTemplate with one nvidia.com/gpu (its limit; the API server makes the

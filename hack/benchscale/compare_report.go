@@ -28,6 +28,9 @@ func sizesHeader(repo string, o options, apf, loadBefore, loadAfter string) stri
 	if o.keepPods {
 		b.WriteString("; **--clean-up=none: cleanPodPolicy (T9k cleanUpPolicy) None, no pod or Service deleted when a job finishes** (the peer's default work)")
 	}
+	if o.thenPriority != 0 {
+		fmt.Fprintf(&b, "; **a mixed size's second part runs at priority %d** (--then-priority: PriorityClass %s, preempting nothing; the first part at the default)", o.thenPriority, thenPriorityClass)
+	}
 	b.WriteString(". ")
 	flags := strings.Join(o.operatorFlags, " ")
 	if flags == "" {

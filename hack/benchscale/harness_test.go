@@ -15,23 +15,27 @@ func TestParseFlagsHarness(t *testing.T) {
 	type harness struct {
 		keepPods bool
 		kwok     int
+		priority int32
 	}
 	cases := map[string]struct {
 		args    []string
 		want    harness
 		wantErr bool
 	}{
-		"issue 19's harness by default":      {},
-		"clean-up none keeps the pods":       {args: []string{"--clean-up=none"}, want: harness{keepPods: true}},
-		"clean-up default said":              {args: []string{"--clean-up=default"}},
-		"another clean-up is refused":        {args: []string{"--clean-up=All"}, wantErr: true},
-		"KWOK's pod workers asked":           {args: []string{"--kwok-pod-parallelism=20"}, want: harness{kwok: 20}},
-		"KWOK's pod workers below 0 refused": {args: []string{"--kwok-pod-parallelism=-1"}, wantErr: true},
+		"issue 19's harness by default":            {},
+		"clean-up none keeps the pods":             {args: []string{"--clean-up=none"}, want: harness{keepPods: true}},
+		"clean-up default said":                    {args: []string{"--clean-up=default"}},
+		"another clean-up is refused":              {args: []string{"--clean-up=All"}, wantErr: true},
+		"KWOK's pod workers asked":                 {args: []string{"--kwok-pod-parallelism=20"}, want: harness{kwok: 20}},
+		"KWOK's pod workers below 0 refused":       {args: []string{"--kwok-pod-parallelism=-1"}, wantErr: true},
+		"a mixed size's second part at a priority": {args: []string{"--sizes=1x5000+50x8", "--then-priority=1000"}, want: harness{priority: 1000}},
+		"a priority with no mixed size refused":    {args: []string{"--sizes=50x8", "--then-priority=1000"}, wantErr: true},
+		"a system priority refused":                {args: []string{"--sizes=1x5000+50x8", "--then-priority=2000000000"}, wantErr: true},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			o, parsed := parsedFlags(t, c.args, c.wantErr)
-			if got := (harness{keepPods: o.keepPods, kwok: o.kwokPodParallelism}); parsed && got != c.want {
+			if got := (harness{keepPods: o.keepPods, kwok: o.kwokPodParallelism, priority: o.thenPriority}); parsed && got != c.want {
 				t.Errorf("got %+v, want %+v", got, c.want)
 			}
 		})
@@ -95,5 +99,23 @@ func TestParseFlagsPeer(t *testing.T) {
 		if _, err := parseFlags(args); err == nil {
 			t.Errorf("%q: no error, want one", args)
 		}
+	}
+}
+
+func TestWithPriorityClassReachesEveryTemplate(t *testing.T) {
+	s := size{jobs: 2, podsPerJob: 8}
+	kf := jobOf(apiKubeflow, "ns", "j", s, time.Second, false).(*kubeflowv1.PyTorchJob)
+	t9k := jobOf(apiT9k, "ns", "j", s, time.Second, false).(*batch.PyTorchTrainingJob)
+	withPriorityClass(kf, "high")
+	withPriorityClass(t9k, "high")
+	var got []string
+	for _, r := range kf.Spec.PyTorchReplicaSpecs {
+		got = append(got, r.Template.Spec.PriorityClassName)
+	}
+	for _, r := range t9k.Spec.ReplicaSpecs {
+		got = append(got, r.Template.Spec.PriorityClassName)
+	}
+	if want := []string{"high", "high", "high", "high"}; !slices.Equal(got, want) {
+		t.Errorf("the templates' priority classes: %q, want %q (master and worker of both kinds)", got, want)
 	}
 }

@@ -27,6 +27,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -49,6 +50,9 @@ type options struct {
 	operatorBin   string
 	operatorFlags []string
 	masterRun     time.Duration // the burst masters' run-duration
+	// thenPriority: a mixed size's second part runs at this priority (thenPriorityClass); 0 at
+	// the default, as the first part.
+	thenPriority int32
 	// keepPods: the jobs ask that no pod be deleted when they finish (kubeflow.org cleanPodPolicy
 	// None, T9k cleanUpPolicy None), the work the Kubeflow peer does at its own default.
 	keepPods bool
@@ -164,6 +168,14 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.peer, "peer", false, "play Kubeflow's training-operator v1.8.1 (built by make peer into "+peerDir+", with its own PyTorchJob CRD and ClusterRole) instead of Trainyard: kubeflow.org only, its default clean-up (--clean-up=none), "+peerSchemes+"; tune it with --operator-flags, e.g. '--kube-api-qps=1000 --kube-api-burst=2000 --controller-threads=16'")
 	fs.StringVar(&cleanUp, "clean-up", "default", "the jobs' clean-up policy: default (unset, as issue 19's manifests: Trainyard then deletes a finished job's running pods, and a Kubeflow job's their Services) or none (kubeflow.org cleanPodPolicy None, T9k cleanUpPolicy None: nothing deleted until the job is, the training-operator v1.8's own default and so the peer's work)")
 	fs.DurationVar(&o.masterRun, "master-run-duration", 30*time.Second, "how long each burst job's master runs before it exits 0")
+	fs.Func("then-priority", "a mixed size's second part (1x5000+50x8: the 50 x 8) runs its pods at this priority, through a PriorityClass "+thenPriorityClass+" that preempts nothing, created by the bench (0: the default priority, as the first part's): the kube-scheduler then takes them before the first part's waiting pods", func(v string) error {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || n < 0 || n > 1_000_000_000 {
+			return fmt.Errorf("want a whole number from 0 to 1000000000 (a user PriorityClass's range)")
+		}
+		o.thenPriority = int32(n)
+		return nil
+	})
 	fs.DurationVar(&o.idle, "idle", 5*time.Second, "idleness after the operator is ready before its idle RSS is read")
 	fs.DurationVar(&o.settle, "settle", 2*time.Second, "a status has settled when no job or pod changed for this long (more than the operator's --status-batch-interval)")
 	fs.DurationVar(&o.phaseTimeout, "phase-timeout", 5*time.Minute, "longest a phase may take before the run counts as broken")
@@ -254,6 +266,9 @@ func parseFlags(args []string) (options, error) {
 	}
 	if o.runs < 1 {
 		return o, errors.New("--runs must be at least 1")
+	}
+	if o.thenPriority != 0 && !slices.ContainsFunc(o.sizes, size.mixed) {
+		return o, errors.New("--then-priority: no mixed size (e.g. --sizes=1x5000+50x8) has a second part to run at it")
 	}
 	if o.kwokPodParallelism < 0 {
 		return o, errors.New("--kwok-pod-parallelism must be 0 (KWOK's default) or more")
