@@ -75,6 +75,8 @@ type jobReconciler struct {
 	clusterDomain string
 	// nodeLostAfter is how long a node may be not Ready before its pods are lost (--node-lost-after).
 	nodeLostAfter time.Duration
+	// maxUnscheduledPods bounds a job's pods waiting for the scheduler (--max-unscheduled-pods-per-job).
+	maxUnscheduledPods int
 	// deletions knows which pods someone else deleted.
 	deletions *deletionTracker
 	// retry brings a job back whose background clean-up failed (deleteInBackground).
@@ -200,6 +202,7 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		Job: model, Pods: pods, InstalledCRDs: installed, Kueue: queued, Now: now, ClusterDomain: r.clusterDomain,
 		OnlyPodsToCreate: true, MaxPodsToCreate: maxPodsPerRound,
 		DeletedPods: deleted, Nodes: r.nodeStates(ctx, pods), NodeLostAfter: r.nodeLostAfter,
+		MaxUnscheduledPods: r.maxUnscheduledPods,
 	})
 
 	if renderErr == nil && r.recreating(ctx, job, &model, out) && !r.stillExists(ctx, job) {

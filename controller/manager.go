@@ -47,6 +47,8 @@ const (
 	DefaultMinWritesInFlight = 4
 	DefaultSlowWrite         = 2 * time.Second
 	DefaultPodEventCoalesce  = 200 * time.Millisecond
+	// DefaultMaxUnscheduledPods: see docs/design.md, "Pod creation paced to the scheduler".
+	DefaultMaxUnscheduledPods = 0
 )
 
 // gateCooldown is the least time between two cuts of the write gate's limit: about the Retry-After
@@ -81,6 +83,9 @@ type Options struct {
 	// NodeLostAfter is how long a node may be NotReady or unreachable before its pods are taken
 	// for lost: force-deleted and replaced as a disruption.
 	NodeLostAfter time.Duration
+	// MaxUnscheduledPods bounds a job's pods waiting for the scheduler; the rest are created as
+	// those are bound (render.Input.MaxUnscheduledPods). Zero: no bound.
+	MaxUnscheduledPods int
 }
 
 // Scheme holds every type the operator reads or writes.
@@ -132,6 +137,7 @@ func NewFlagSet(o *Options, zapOpts *zap.Options) *flag.FlagSet {
 	fs.DurationVar(&o.PodEventCoalesce, "pod-event-coalesce", DefaultPodEventCoalesce, "how long a pod's change may wait to wake its job, so that one round takes many changes (a pod that ends wakes its job at once)")
 	fs.DurationVar(&o.StatusInterval, "status-batch-interval", DefaultStatusInterval, "least time between two status writes of a job that change only pod counts (a Running job's: one more per further 1,000 pods, but not the change that brings its last pods running)")
 	fs.StringVar(&o.ClusterDomain, "cluster-domain", render.DefaultClusterDomain, "the cluster's DNS domain (the kubelet's --cluster-domain), in torchrun's rendezvous endpoint")
+	fs.IntVar(&o.MaxUnscheduledPods, "max-unscheduled-pods-per-job", DefaultMaxUnscheduledPods, "a job's pods created ahead of the scheduler: a missing pod waits while this many of the job's pods wait for the scheduler (not bound, not found unschedulable), so that a later job's pods are not queued behind a big job's; gang-scheduled jobs are never held (0: no bound)")
 	fs.DurationVar(&o.NodeLostAfter, "node-lost-after", render.DefaultNodeLostAfter, "how long a node may be NotReady or unreachable (from its Ready condition's last transition) before its pods are force-deleted and replaced as a disruption")
 	zapOpts.BindFlags(fs)
 	return fs
@@ -283,6 +289,6 @@ func Run(ctx context.Context, o Options) error {
 		names = append(names, k.gvk.GroupKind().String())
 	}
 	ctrl.Log.WithName("setup").Info("starting trainyard", "kinds", names,
-		"maxConcurrentReconciles", o.MaxConcurrentReconciles, "qps", o.QPS, "burst", o.Burst, "createParallelism", o.CreateParallelism, "maxWritesInFlight", o.MaxWritesInFlight, "nodeLostAfter", o.NodeLostAfter)
+		"maxConcurrentReconciles", o.MaxConcurrentReconciles, "qps", o.QPS, "burst", o.Burst, "createParallelism", o.CreateParallelism, "maxWritesInFlight", o.MaxWritesInFlight, "nodeLostAfter", o.NodeLostAfter, "maxUnscheduledPodsPerJob", o.MaxUnscheduledPods)
 	return mgr.Start(ctx)
 }

@@ -125,17 +125,19 @@ func TestPodChangedPassesOnlyChangesOfTheKindsOwnPods(t *testing.T) {
 	rebound.ResourceVersion, rebound.Spec.NodeName = "2", "node-1"
 	cases := map[string]struct {
 		kind     jobKind
+		bindings bool
 		old, pod *corev1.Pod
 		want     bool
 	}{
-		"its pod starts running":              {pyTorchKind, eventPod(corev1.PodPending, waiting), eventPod(corev1.PodRunning, running), true},
-		"its pod bound, nothing read changed": {pyTorchKind, eventPod(corev1.PodPending, waiting), rebound, false},
-		"another kind's pod starts running":   {tensorFlowKind, eventPod(corev1.PodPending, waiting), eventPod(corev1.PodRunning, running), false},
-		"a kubeflow.org kind sees a T9k pod":  {pyTorchJobKind, eventPod(corev1.PodPending, waiting), eventPod(corev1.PodRunning, running), false},
+		"its pod starts running":                     {pyTorchKind, false, eventPod(corev1.PodPending, waiting), eventPod(corev1.PodRunning, running), true},
+		"its pod bound, nothing read changed":        {pyTorchKind, false, eventPod(corev1.PodPending, waiting), rebound, false},
+		"its pod bound, while creation waits for it": {pyTorchKind, true, eventPod(corev1.PodPending, waiting), rebound, true},
+		"another kind's pod starts running":          {tensorFlowKind, false, eventPod(corev1.PodPending, waiting), eventPod(corev1.PodRunning, running), false},
+		"a kubeflow.org kind sees a T9k pod":         {pyTorchJobKind, false, eventPod(corev1.PodPending, waiting), eventPod(corev1.PodRunning, running), false},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := podChanged(tc.kind).Update(event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.pod}); got != tc.want {
+			if got := podChanged(tc.kind, tc.bindings).Update(event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.pod}); got != tc.want {
 				t.Errorf("podChanged(%s) = %v; want %v", tc.kind.gvk.Kind, got, tc.want)
 			}
 		})

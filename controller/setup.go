@@ -116,26 +116,27 @@ func newShared(c client.Client) *shared {
 // setupJobController registers the reconciler of one job kind with the manager.
 func setupJobController(mgr ctrl.Manager, s *shared, kind jobKind, o Options) error {
 	r := &jobReconciler{
-		client:            mgr.GetClient(),
-		reader:            mgr.GetAPIReader(),
-		kind:              kind,
-		applier:           s.applier,
-		exp:               s.exp,
-		pods:              s.pods,
-		services:          s.services,
-		svcExp:            s.svcExp,
-		retry:             make(chan event.GenericEvent, retryBuffer),
-		recorder:          mgr.GetEventRecorder("trainyard"),
-		metrics:           s.metrics,
-		crds:              s.crds,
-		createParallelism: o.CreateParallelism,
-		statusInterval:    o.StatusInterval,
-		clusterDomain:     o.ClusterDomain,
-		nodeLostAfter:     o.NodeLostAfter,
-		deletions:         s.deletions,
-		now:               time.Now,
-		jobs:              map[types.UID]*jobMemory{},
-		names:             map[types.NamespacedName]types.UID{},
+		client:             mgr.GetClient(),
+		reader:             mgr.GetAPIReader(),
+		kind:               kind,
+		applier:            s.applier,
+		exp:                s.exp,
+		pods:               s.pods,
+		services:           s.services,
+		svcExp:             s.svcExp,
+		retry:              make(chan event.GenericEvent, retryBuffer),
+		recorder:           mgr.GetEventRecorder("trainyard"),
+		metrics:            s.metrics,
+		crds:               s.crds,
+		createParallelism:  o.CreateParallelism,
+		statusInterval:     o.StatusInterval,
+		clusterDomain:      o.ClusterDomain,
+		nodeLostAfter:      o.NodeLostAfter,
+		maxUnscheduledPods: o.MaxUnscheduledPods,
+		deletions:          s.deletions,
+		now:                time.Now,
+		jobs:               map[types.UID]*jobMemory{},
+		names:              map[types.NamespacedName]types.UID{},
 	}
 	// The operator's own status writes change neither generation, labels nor annotations, so
 	// they wake no reconcile; spec edits, /scale, and annotations (a forced reconcile) do.
@@ -143,7 +144,7 @@ func setupJobController(mgr ctrl.Manager, s *shared, kind jobKind, o Options) er
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named(kind.gvk.Kind).
 		For(kind.newJob(), builder.WithPredicates(jobChanged)).
-		Watches(&corev1.Pod{}, podEvents(kind, o.PodEventCoalesce, r.podsOf), builder.WithPredicates(trackDeletions(s.deletions, s.exp, kind), podChanged(kind))).
+		Watches(&corev1.Pod{}, podEvents(kind, o.PodEventCoalesce, r.podsOf), builder.WithPredicates(trackDeletions(s.deletions, s.exp, kind), podChanged(kind, o.MaxUnscheduledPods > 0))).
 		Owns(&corev1.Service{}, builder.WithPredicates(serviceGone(s.svcExp, r.servicesChanged))).
 		Owns(&appsv1.Deployment{}).
 		Watches(&corev1.Node{}, jobsOnNode(mgr.GetClient(), kind), builder.WithPredicates(nodeReadyChanged())).
@@ -212,17 +213,18 @@ func serviceGone(exp *apply.Expectations, changed func(job types.UID)) predicate
 }
 
 // podChanged passes the updates of pods of kind's jobs that change what the (trimmed) cache
-// holds, beside the resourceVersion and the node: a pod bound to a node, or its unread status
-// fields updated, wakes no reconcile. Another kind's pod is its own controller's (each kind's
+// holds, beside the resourceVersion and the node: a pod's unread status fields updated wake no
+// reconcile, nor does a pod bound to a node unless bindings (a job's creation waits for them
+// under --max-unscheduled-pods-per-job). Another kind's pod is its own controller's (each kind's
 // controller sees every pod event: the comparison, made once per kind, was 3% of a burst's CPU).
-func podChanged(kind jobKind) predicate.Predicate {
+func podChanged(kind jobKind, bindings bool) predicate.Predicate {
 	return predicate.Funcs{UpdateFunc: func(e eventUpdate) bool {
 		oldPod, ok1 := e.ObjectOld.(*corev1.Pod)
 		newPod, ok2 := e.ObjectNew.(*corev1.Pod)
 		if !ok1 || !ok2 {
 			return true
 		}
-		return kind.controls(newPod) != nil && !samePod(oldPod, newPod)
+		return kind.controls(newPod) != nil && (!samePod(oldPod, newPod) || bindings && oldPod.Spec.NodeName != newPod.Spec.NodeName)
 	}}
 }
 

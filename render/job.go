@@ -146,6 +146,15 @@ type Input struct {
 	// Decisions.Create (zero: no bound). A controller that creates a 5,000-pod job a slice per
 	// round then never holds all its pods in memory at once. The decisions are the same either way.
 	MaxPodsToCreate int
+	// MaxUnscheduledPods, above zero, bounds how far a job's pod creation runs ahead of the
+	// scheduler: a missing pod is created only while fewer than this many of the job's pods wait
+	// for it (Unscheduled); the rest are held (Decisions.HeldForScheduler) and created as earlier
+	// ones are bound. A gang-scheduled job is never held: its scheduler needs every pod. The
+	// kube-scheduler binds through its API client at a bounded rate (50 a second by default) and
+	// in the order it placed the pods, so pods created faster than that queue in it, and a later
+	// job's pods wait behind them whatever their priority (docs/design.md, "Pod creation paced to
+	// the scheduler").
+	MaxUnscheduledPods int
 	// DeletedPods are pods of the job whose deletion someone else started (an eviction, a
 	// preemption, kubectl delete): the controller saw their deletionTimestamp appear, or their
 	// removal, without having asked for it. Each is as last observed and may still be in Pods

@@ -17,6 +17,36 @@ func PodName(job, typ string, index int32) string {
 	return job + "-" + typ + "-" + strconv.FormatInt(int64(index), 10)
 }
 
+// schedulerRoom is how many missing pods this round may create under Input.MaxUnscheduledPods,
+// or -1 when there is no bound (none asked, or a gang-scheduled job).
+func (r *renderer) schedulerRoom() int {
+	if r.in.MaxUnscheduledPods <= 0 || gangOf(r.job) != nil {
+		return -1
+	}
+	waiting := 0
+	for _, o := range r.observed {
+		if Unscheduled(o.pod) {
+			waiting++
+		}
+	}
+	return max(0, r.in.MaxUnscheduledPods-waiting)
+}
+
+// Unscheduled reports a pod that waits for the scheduler: not bound to a node, not going, and not
+// yet found unschedulable (a pod that is, PodScheduled=False, has had its turn: it no longer holds
+// up the job's other pods, and the cluster autoscaler sees it).
+func Unscheduled(p *corev1.Pod) bool {
+	if p.Spec.NodeName != "" || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodPending && p.Status.Phase != "" {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+			return false
+		}
+	}
+	return true
+}
+
 // envContract injects a framework's environment into a pod's training container.
 type envContract interface {
 	// names are the variables it sets; same-named user entries are replaced.
@@ -40,6 +70,7 @@ func (r *renderer) desiredPods() []*corev1.Pod {
 	for _, o := range r.others {
 		taken[o.pod.Name] = true
 	}
+	room := r.schedulerRoom()
 	for ti := range r.job.Replicas {
 		t := &r.job.Replicas[ti]
 		proto, c := r.prototype(t)
@@ -53,7 +84,15 @@ func (r *renderer) desiredPods() []*corev1.Pod {
 			if (observed != nil && observed.deleting) || (observed == nil && (taken[name] || r.holdCreates)) {
 				continue
 			}
-			if observed == nil {
+			if observed == nil && room == 0 {
+				r.out.Decisions.HeldForScheduler++
+				if r.in.OnlyPodsToCreate {
+					continue
+				}
+			} else if observed == nil {
+				if room > 0 {
+					room--
+				}
 				r.out.Decisions.Create = append(r.out.Decisions.Create, name)
 			}
 			if r.in.OnlyPodsToCreate && (observed != nil || (r.in.MaxPodsToCreate > 0 && len(pods) >= r.in.MaxPodsToCreate)) {

@@ -66,8 +66,11 @@ type Decisions struct {
 	// StartTime and CompletionTime are the values the status should hold.
 	StartTime      *metav1.Time `json:"startTime,omitempty"`
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
-	// Create names the desired pods that are not observed.
+	// Create names the desired pods that are not observed and are to be created in this round.
 	Create []string `json:"create,omitempty"`
+	// HeldForScheduler counts the desired pods not observed and not created in this round, held
+	// back while Input.MaxUnscheduledPods of the job's pods wait for the scheduler.
+	HeldForScheduler int32 `json:"heldForScheduler,omitempty"`
 	// Delete lists the pods to delete, with the reason.
 	Delete []Deletion `json:"delete,omitempty"`
 	// Restarts lists the replicas whose end restarts something in this round: themselves, or

@@ -40,7 +40,8 @@ var kubeletWaitingReasons = map[string]bool{
 // waitingCause names the one cause that keeps the job from running fully, in order of what must
 // be fixed first: a spec render refuses, a missing PodGroup kind, a queue that has not admitted
 // the job, pod creation refused by the API server, replicas lost or being restarted, a gang
-// scheduler holding the pods, pods the scheduler cannot place, containers that cannot start. A
+// scheduler holding the pods, pods the scheduler cannot place, containers that cannot start, pods
+// not created yet while the scheduler catches up (Decisions.HeldForScheduler). A
 // finished or paused job, and one whose pods all run, has none.
 func waitingCause(in Input, st *batch.TrainingJobStatus) *cause {
 	if in.Out == nil {
@@ -83,7 +84,13 @@ func waitingCause(in Input, st *batch.TrainingJobStatus) *cause {
 			return c
 		}
 	}
-	return podCause(in.Pods, desired)
+	if c := podCause(in.Pods, desired); c != nil {
+		return c
+	}
+	if held := d.HeldForScheduler; held > 0 {
+		return &cause{batch.ReasonPodsPaced, fmt.Sprintf("%d of %d pods not created yet: they follow as the scheduler binds the job's other pods", held, desired)}
+	}
+	return nil
 }
 
 // Unbound reports a pod that waits for a node: pending, not going, and with no container a kubelet

@@ -57,6 +57,7 @@ func TestWaiting(t *testing.T) {
 		refused     string
 		queued      *render.Blocked
 		renderErr   bool
+		maxWaiting  int    // render's MaxUnscheduledPods
 		wantReason  string // empty: no Waiting condition
 		wantMessage string
 	}{
@@ -115,6 +116,12 @@ func TestWaiting(t *testing.T) {
 			pods:       []corev1.Pod{bound(podOf("master", 0, corev1.PodRunning)), podOf("worker", 0, corev1.PodPending)},
 			wantReason: batch.ReasonRestarting, wantMessage: "restarting: j-worker-0 exited with code 137",
 		},
+		"pods held while the scheduler catches up are PodsPaced, counted": {
+			job:        newJob(3).Status(running).Obj(),
+			pods:       []corev1.Pod{bound(podOf("master", 0, corev1.PodRunning)), podOf("worker", 0, corev1.PodPending)},
+			maxWaiting: 1,
+			wantReason: batch.ReasonPodsPaced, wantMessage: "2 of 4 pods not created yet: they follow as the scheduler binds the job's other pods",
+		},
 		"every pod running leaves no Waiting condition": {
 			job:  newJob(1).Status(running).Obj(),
 			pods: []corev1.Pod{bound(podOf("master", 0, corev1.PodRunning)), bound(podOf("worker", 0, corev1.PodRunning))},
@@ -131,7 +138,7 @@ func TestWaiting(t *testing.T) {
 			if tc.renderErr {
 				in.RenderErr = errors.New("spec.replicaSpecs: bad")
 			} else {
-				out, err := render.Render(render.Input{Job: tc.job, Pods: ptrs(tc.pods), Now: t0})
+				out, err := render.Render(render.Input{Job: tc.job, Pods: ptrs(tc.pods), Now: t0, MaxUnscheduledPods: tc.maxWaiting})
 				if err != nil {
 					t.Fatal(err)
 				}

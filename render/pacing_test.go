@@ -1,0 +1,66 @@
+package render
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// TestCreationIsPacedToTheScheduler: with Input.MaxUnscheduledPods a job's missing pods are
+// created only while fewer than that many of its pods wait for the scheduler; pods bound to a node,
+// and pods the scheduler found unschedulable, do not count; a gang is never held.
+func TestCreationIsPacedToTheScheduler(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	j := pytorchJob(10) // 11 pods
+	j.Scheduler = nil
+	all, err := Render(Input{Job: j, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Six pods exist: three wait for the scheduler, two are bound, one was found unschedulable.
+	var pods []*corev1.Pod
+	for i, p := range all.Pods[:6] {
+		p = p.DeepCopy()
+		p.Status.Phase = corev1.PodPending
+		switch {
+		case i >= 3 && i < 5:
+			p.Spec.NodeName = "node-1"
+		case i == 5:
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
+		}
+		pods = append(pods, p)
+	}
+	cases := map[string]struct {
+		max          int
+		gang         bool
+		onlyToCreate bool
+		create, held int
+		rendered     int
+	}{
+		"no bound: the five missing pods are created":               {max: 0, onlyToCreate: true, create: 5, rendered: 5},
+		"a bound of 4 with 3 waiting: one created, four held":       {max: 4, onlyToCreate: true, create: 1, held: 4, rendered: 1},
+		"a bound of 3 with 3 waiting: none created":                 {max: 3, onlyToCreate: true, held: 5},
+		"a bound of 100: all five":                                  {max: 100, onlyToCreate: true, create: 5, rendered: 5},
+		"a gang is never held":                                      {max: 3, gang: true, onlyToCreate: true, create: 5, rendered: 5},
+		"rendered whole, the held pods are still desired (11 pods)": {max: 4, create: 1, held: 4, rendered: 11},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			job := j
+			crds := map[string]bool{}
+			if tc.gang {
+				job = pytorchJob(10) // Volcano
+				crds["podgroups.scheduling.volcano.sh"] = true
+			}
+			out, err := Render(Input{Job: job, Pods: pods, Now: now, InstalledCRDs: crds, MaxUnscheduledPods: tc.max, OnlyPodsToCreate: tc.onlyToCreate})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := out.Decisions
+			if len(d.Create) != tc.create || int(d.HeldForScheduler) != tc.held || len(out.Pods) != tc.rendered {
+				t.Errorf("create %d, held %d, rendered %d pods; want %d, %d, %d", len(d.Create), d.HeldForScheduler, len(out.Pods), tc.create, tc.held, tc.rendered)
+			}
+		})
+	}
+}
