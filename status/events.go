@@ -79,8 +79,12 @@ func events(r Round) []Event {
 		}
 		return ev
 	}
-	if n := len(r.Created); n > 0 {
-		ev = append(ev, Event{corev1.EventTypeNormal, EventPodsCreated, fmt.Sprintf("created %d %s: %s", n, plural(n, "pod"), names(r.Created))})
+	if n := len(r.Created); n > 0 && !midPacing(r) {
+		msg := fmt.Sprintf("created %d %s: %s", n, plural(n, "pod"), names(r.Created))
+		if held := r.Out.Decisions.HeldForScheduler; held > 0 {
+			msg += fmt.Sprintf("; %d more follow as the scheduler binds them", held)
+		}
+		ev = append(ev, Event{corev1.EventTypeNormal, EventPodsCreated, msg})
 	}
 	if r.CreateErr != nil {
 		ev = append(ev, Event{corev1.EventTypeWarning, EventCreateFailed, r.CreateErr.Error()})
@@ -139,10 +143,18 @@ func waitingEvent(r Round) (Event, bool) {
 		return Event{}, false
 	}
 	switch next.Reason {
-	case batch.ReasonPodGroupCRDMissing, batch.ReasonRestarting, batch.ReasonCreateFailed, batch.ReasonQueued:
+	case batch.ReasonPodGroupCRDMissing, batch.ReasonRestarting, batch.ReasonCreateFailed, batch.ReasonQueued, batch.ReasonPodsPaced:
 		return Event{}, false
 	}
 	return Event{corev1.EventTypeWarning, next.Reason, next.Message}, true
+}
+
+// midPacing: the round created some of a paced job's pods, neither its first batch (the status did
+// not say PodsPaced yet) nor its last (some are still held). Such a job creates a batch each time
+// the scheduler catches up; one event says the pacing started and one that it ended.
+func midPacing(r Round) bool {
+	prev := meta.FindStatusCondition(r.Prev.Conditions, batch.ConditionWaiting)
+	return r.Out.Decisions.HeldForScheduler > 0 && prev != nil && prev.Reason == batch.ReasonPodsPaced
 }
 
 // blockedBy reports whether the status already says the job is blocked for reason.

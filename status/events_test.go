@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 	"github.com/trainyard/trainyard/render"
@@ -16,6 +17,8 @@ func TestEvents(t *testing.T) {
 	pending := &batch.TrainingJobStatus{Phase: batch.JobPending}
 	running := &batch.TrainingJobStatus{Phase: batch.JobRunning}
 	failed := &batch.TrainingJobStatus{Phase: batch.JobFailed}
+	paced := &batch.TrainingJobStatus{Phase: batch.JobRunning, Conditions: []metav1.Condition{
+		{Type: batch.ConditionWaiting, Status: metav1.ConditionTrue, Reason: batch.ReasonPodsPaced, Message: "10 of 20 pods not created yet"}}}
 	code := int32(137)
 	cases := map[string]struct {
 		round Round
@@ -25,6 +28,23 @@ func TestEvents(t *testing.T) {
 			round: Round{Prev: &batch.TrainingJobStatus{}, Next: pending, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobPending}},
 				Created: []string{"j-master-0", "j-worker-0", "j-worker-1", "j-worker-2", "j-worker-3"}},
 			want: []Event{{corev1.EventTypeNormal, EventPodsCreated, "created 5 pods: j-master-0, j-worker-0, j-worker-1 and 2 more"}},
+		},
+		"a paced job's first batch says the rest follow": {
+			round: Round{Prev: running, Next: running, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning, HeldForScheduler: 4800}},
+				Created: []string{"j-master-0", "j-worker-0", "j-worker-1", "j-worker-2"}},
+			want: []Event{{corev1.EventTypeNormal, EventPodsCreated, "created 4 pods: j-master-0, j-worker-0, j-worker-1 and 1 more; 4800 more follow as the scheduler binds them"}},
+		},
+		"its later batches are silent while some are held": {
+			round: Round{Prev: paced, Next: paced, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning, HeldForScheduler: 4600}},
+				Created: []string{"j-worker-3", "j-worker-4"}},
+		},
+		"and its last batch is an event again": {
+			round: Round{Prev: paced, Next: running, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning}},
+				Created: []string{"j-worker-5", "j-worker-6"}},
+			want: []Event{{corev1.EventTypeNormal, EventPodsCreated, "created 2 pods: j-worker-5, j-worker-6"}},
+		},
+		"PodsPaced is progress, not a warning": {
+			round: Round{Prev: running, Next: paced, Written: true, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning, HeldForScheduler: 10}}},
 		},
 		"a phase change is an event": {
 			round: Round{Prev: pending, Next: running, Written: true, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning, Reason: batch.ReasonPodsRunning}}},

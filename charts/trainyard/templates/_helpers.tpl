@@ -41,6 +41,9 @@ The operator's arguments. --leader-elect whenever more than one replica runs.
 {{- if not (kindIs "invalid" $o.maxWritesInFlight) }}
 - --max-writes-in-flight={{ int64 $o.maxWritesInFlight }}
 {{- end }}
+{{- if not (kindIs "invalid" $o.maxUnscheduledPodsPerJob) }}
+- --max-unscheduled-pods-per-job={{ int64 $o.maxUnscheduledPodsPerJob }}
+{{- end }}
 {{- with $o.statusBatchInterval }}
 - --status-batch-interval={{ . }}
 {{- end }}
