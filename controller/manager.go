@@ -47,8 +47,11 @@ const (
 	DefaultMinWritesInFlight = 4
 	DefaultSlowWrite         = 2 * time.Second
 	DefaultPodEventCoalesce  = 200 * time.Millisecond
-	// DefaultMaxUnscheduledPods: see docs/design.md, "Pod creation paced to the scheduler".
-	DefaultMaxUnscheduledPods = 0
+	// DefaultMaxUnscheduledPods covers what the kube-scheduler binds at its default rate (50 a
+	// second) while the operator reacts to its bindings: a pod-event window (1 s at 5,000 pods) and
+	// a round, whose status write of a 5,000-pod T9k job took up to 4.4 s. See docs/design.md, "Pod
+	// creation paced to the scheduler", and docs/benchmarks.md for the windows measured.
+	DefaultMaxUnscheduledPods = 300
 )
 
 // gateCooldown is the least time between two cuts of the write gate's limit: about the Retry-After
