@@ -384,13 +384,9 @@ func (r *jobReconciler) act(ctx context.Context, job client.Object, model *rende
 // pods existing (35.3 s against the T9k kind's 17.6 s), and every job Running came 14 s later.
 // A job whose round created pods is queued again at once, behind the jobs already waiting, and
 // its next round, which finds its pods, creates its Services. A refused creation (a quota, a
-// webhook) would make every round one that creates pods: the Services then go beside them. So
-// do they in a round whose pods are paced to the scheduler (Decisions.HeldForScheduler): such a
-// job creates a few pods in most rounds for as long as the scheduler takes, and its Services
-// would otherwise trail its pods by as long (measured: 4,095 of a 5,000-pod job's Services when
-// its pods all ran).
+// webhook) would make every round one that creates pods: the Services then go beside them.
 func (r *jobReconciler) replicaServicesNow(uid types.UID, out *render.Output) bool {
-	if len(out.Pods) == 0 || out.Decisions.HeldForScheduler > 0 {
+	if len(out.Pods) == 0 {
 		return true
 	}
 	r.mu.Lock()

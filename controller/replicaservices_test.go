@@ -142,42 +142,6 @@ func TestAKubeflowJobsServicesAreCreatedWhileItsPodsAreRefused(t *testing.T) {
 	}
 }
 
-func TestAPacedKubeflowJobsServicesGoBesideItsPods(t *testing.T) {
-	c := newKubeflowCluster(t, 3)
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	r := c.reconciler(&now)
-	r.maxUnscheduledPods = 2
-
-	if _, err := c.reconcile(t, r); err != nil {
-		t.Fatal(err)
-	}
-	if got := c.takeCreated(); got["Pod"] != 2 || got["Service"] != 4 {
-		t.Fatalf("first round created %v; want 2 pods (2 held for the scheduler) and the 4 Services beside them", got)
-	}
-	if _, err := c.reconcile(t, r); err != nil {
-		t.Fatal(err)
-	}
-	if got := c.takeCreated(); len(got) != 0 {
-		t.Fatalf("second round, nothing bound yet, created %v; want nothing", got)
-	}
-	var pods corev1.PodList
-	if err := c.server.List(context.Background(), &pods); err != nil {
-		t.Fatal(err)
-	}
-	for i := range pods.Items {
-		pods.Items[i].Spec.NodeName = "node-1"
-		if err := c.server.Update(context.Background(), &pods.Items[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := c.reconcile(t, r); err != nil {
-		t.Fatal(err)
-	}
-	if got := c.takeCreated(); got["Pod"] != 2 || got["Service"] != 0 {
-		t.Fatalf("once the first 2 are bound the round created %v; want the other 2 pods", got)
-	}
-}
-
 // clientServices finds a job's Services through the client, as the manager's index does.
 type clientServices struct{ c ctrl.Client }
 
