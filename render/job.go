@@ -148,7 +148,7 @@ type Input struct {
 	MaxPodsToCreate int
 	// MaxUnscheduledPods, above zero, bounds how far a job's pod creation runs ahead of the
 	// scheduler: a missing pod is created only while fewer than this many of the job's pods wait
-	// for it (Unscheduled); the rest are held (Decisions.HeldForScheduler) and created as earlier
+	// for it (unscheduled); the rest are held (Decisions.HeldForScheduler) and created as earlier
 	// ones are bound. A gang-scheduled job is never held: its scheduler needs every pod. The
 	// kube-scheduler binds through its API client at a bounded rate (50 a second by default) and
 	// in the order it placed the pods, so pods created faster than that queue in it, and a later

@@ -25,17 +25,17 @@ func (r *renderer) schedulerRoom() int {
 	}
 	waiting := 0
 	for _, o := range r.observed {
-		if Unscheduled(o.pod) {
+		if unscheduled(o.pod) {
 			waiting++
 		}
 	}
 	return max(0, r.in.MaxUnscheduledPods-waiting)
 }
 
-// Unscheduled reports a pod that waits for the scheduler: not bound to a node, not going, and not
+// unscheduled reports a pod that waits for the scheduler: not bound to a node, not going, and not
 // yet found unschedulable (a pod that is, PodScheduled=False, has had its turn: it no longer holds
 // up the job's other pods, and the cluster autoscaler sees it).
-func Unscheduled(p *corev1.Pod) bool {
+func unscheduled(p *corev1.Pod) bool {
 	if p.Spec.NodeName != "" || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodPending && p.Status.Phase != "" {
 		return false
 	}
