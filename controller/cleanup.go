@@ -132,10 +132,7 @@ func (r *jobReconciler) deleteInBackground(ctx context.Context, job client.Objec
 //
 // create false: the missing Services are not created in this round (the job's pods go first, see
 // replicaServicesNow); more then reports them.
-//
-// upTo: only the first upTo Services are due (servicesUpTo); the others wait, unreported, for
-// their pods.
-func (r *jobReconciler) syncReplicaServices(ctx context.Context, job client.Object, desired render.ReplicaServices, create bool, upTo int) (more bool, err error) {
+func (r *jobReconciler) syncReplicaServices(ctx context.Context, job client.Object, desired render.ReplicaServices, create bool) (more bool, err error) {
 	// Note: a 5,000-pod job has 5,000 Services. Once they are in sync they are looked at again only
 	// when the job's generation or the number wanted changes, or one is deleted. This was meant to
 	// cut the 5,000-pod PyTorchJob's CPU; make bench-scale measured no change (19.2 and 19.9
@@ -166,7 +163,6 @@ func (r *jobReconciler) syncReplicaServices(ctx context.Context, job client.Obje
 		name := desired.Name(i)
 		switch {
 		case live[name] != nil:
-		case i >= upTo:
 		case len(missing) == maxPodsPerRound:
 			more = true
 		default:
@@ -186,7 +182,7 @@ func (r *jobReconciler) syncReplicaServices(ctx context.Context, job client.Obje
 		return true, nil
 	}
 	if len(missing) == 0 {
-		if upTo >= desired.Len() && len(gone) == 0 && !r.servicesPending(owner) {
+		if len(gone) == 0 && !r.servicesPending(owner) {
 			r.mu.Lock()
 			r.memory(uid).servicesInSync = &want
 			r.mu.Unlock()

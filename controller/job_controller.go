@@ -384,24 +384,14 @@ func (r *jobReconciler) act(ctx context.Context, job client.Object, model *rende
 // pods existing (35.3 s against the T9k kind's 17.6 s), and every job Running came 14 s later.
 // A job whose round created pods is queued again at once, behind the jobs already waiting, and
 // its next round, which finds its pods, creates its Services. A refused creation (a quota, a
-// webhook) would make every round one that creates pods: the Services then go beside them. So
-// do those of a job whose pods are paced to the scheduler (Decisions.HeldForScheduler), which
-// creates a few pods in most rounds for as long as the scheduler takes: the Services of the pods
-// created so far (servicesUpTo), a batch about as small as its pods'.
+// webhook) would make every round one that creates pods: the Services then go beside them.
 func (r *jobReconciler) replicaServicesNow(uid types.UID, out *render.Output) bool {
-	if len(out.Pods) == 0 || out.Decisions.HeldForScheduler > 0 {
+	if len(out.Pods) == 0 {
 		return true
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.memory(uid).createRefused != ""
-}
-
-// servicesUpTo is how many of a Kubeflow job's per-replica Services, in the pods' order, are due:
-// all of them, but for a paced job only those of the pods created so far and in this round (render
-// holds the last pods of that order).
-func servicesUpTo(out *render.Output) int {
-	return out.ReplicaServices.Len() - int(out.Decisions.HeldForScheduler)
 }
 
 // applyDependents applies the job's Service and TensorBoard, and a Kubeflow job's per-replica
@@ -414,7 +404,7 @@ func (r *jobReconciler) applyDependents(ctx context.Context, job client.Object, 
 	}
 	if r.kind.gvk.Group == kubeflowv1.GroupVersion.Group {
 		var err error
-		if more, err = r.syncReplicaServices(ctx, job, out.ReplicaServices, servicesNow, servicesUpTo(out)); err != nil {
+		if more, err = r.syncReplicaServices(ctx, job, out.ReplicaServices, servicesNow); err != nil {
 			errs = append(errs, err)
 		}
 		if err := r.applyAutoscaler(ctx, job, model, out); err != nil {

@@ -142,37 +142,6 @@ func TestAKubeflowJobsServicesAreCreatedWhileItsPodsAreRefused(t *testing.T) {
 	}
 }
 
-func TestAPacedKubeflowJobsServicesFollowItsBatches(t *testing.T) {
-	c := newKubeflowCluster(t, 3)
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	r := c.reconciler(&now)
-	r.maxUnscheduledPods = 2
-	round := func(what string, pods, services int) {
-		t.Helper()
-		if _, err := c.reconcile(t, r); err != nil {
-			t.Fatal(err)
-		}
-		if got := c.takeCreated(); got["Pod"] != pods || got["Service"] != services {
-			t.Fatalf("%s: created %v; want %d pods and %d Services", what, got, pods, services)
-		}
-	}
-	round("first round, 2 of 4 pods held for the scheduler", 2, 2)
-	round("nothing bound yet", 0, 0)
-	var pods corev1.PodList
-	if err := c.server.List(context.Background(), &pods); err != nil {
-		t.Fatal(err)
-	}
-	for i := range pods.Items {
-		pods.Items[i].Spec.NodeName = "node-1"
-		if err := c.server.Update(context.Background(), &pods.Items[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	round("the first 2 bound: the last 2 pods, none held, so their Services wait a round", 2, 0)
-	round("then their Services", 0, 2)
-	round("then nothing", 0, 0)
-}
-
 // clientServices finds a job's Services through the client, as the manager's index does.
 type clientServices struct{ c ctrl.Client }
 
