@@ -654,18 +654,6 @@ func cleaningUp(out *render.Output, pods []*corev1.Pod) bool {
 	return slices.ContainsFunc(pods, func(p *corev1.Pod) bool { return p.DeletionTimestamp != nil })
 }
 
-// countsInterval is the least time between two status writes of a Running job of desired pods
-// that change its counts alone: statusInterval, one more for each further podsPerWindow pods
-// (coalesceFor's rule). A big job's counts change many times a second while its pods start, and
-// every write costs the API server a merge of the whole object (a Kubeflow job carries its pod
-// templates; a T9k job's status lists every pod, about 140 bytes each) and every watcher of the
-// kind an event: a 5,000-pod PyTorchTrainingJob's status (0.7 MB) took the API server 1 to 5 s a
-// write during its start, and at one interval the writes followed one another back to back
-// (issue 19; docs/benchmarks.md, "A big job and a burst at once; a big T9k job's status").
-func countsInterval(statusInterval time.Duration, desired int32) time.Duration {
-	return coalesceFor(statusInterval, int(desired))
-}
-
 // runningPods counts the pods st says are running: a T9k status lists each; a Kubeflow one, read
 // back (render.FromKubeflowStatus), has an entry per active pod.
 func runningPods(st *batch.TrainingJobStatus) int32 {
@@ -685,7 +673,7 @@ func runningPods(st *batch.TrainingJobStatus) int32 {
 // once per statusInterval, counted from the job's creation or its last status write, so a job whose
 // pods start within the interval is written once, Running; a finished job's while its pods are
 // cleaned up, once per cleanUpStatusWait intervals; a change of counts alone of a Running job once
-// per countsInterval, unless it brings every pod running. It returns how long to wait otherwise.
+// per coalesceFor(statusInterval, its pods), unless it brings every pod running. It returns how long to wait otherwise.
 func (r *jobReconciler) writeStatus(ctx context.Context, job client.Object, model *render.Job, current, next *batch.TrainingJobStatus, cleaning bool, now time.Time) (bool, time.Duration, error) {
 	projected := r.kind.project(next, model)
 	changed, urgent := status.Changed(current, &projected)
@@ -720,7 +708,12 @@ func (r *jobReconciler) writeStatus(ctx context.Context, job client.Object, mode
 		// Its last pods run: the milestone a user (and Kueue's PodsReady) waits for is not held.
 		due = now
 	case next.Phase == batch.JobRunning && current.Phase == batch.JobRunning:
-		due = last.Add(countsInterval(r.statusInterval, next.DesiredReplicas))
+		// Counts alone: one interval more per further podsPerWindow pods (coalesceFor's rule). A
+		// big job's counts change many times a second while its pods start, and every write costs
+		// the API server a merge of the whole object (a Kubeflow job carries its pod templates; a
+		// T9k job's status lists every pod: 0.7 MB at 5,000, 1 to 5 s a write) and every watcher
+		// of the kind an event (issue 19; docs/benchmarks.md, "A big job and a burst at once").
+		due = last.Add(coalesceFor(r.statusInterval, int(next.DesiredReplicas)))
 	}
 	if wait := due.Sub(now); !urgent && wait > 0 {
 		log.FromContext(ctx).V(2).Info("status write deferred", "wait", wait, "phase", next.Phase, "aggregate", next.Aggregate)

@@ -566,7 +566,7 @@ func TestCountsOfABigJobAreWrittenLessOften(t *testing.T) {
 		"5,000 pods: five":               {5000, 5 * time.Second},
 	}
 	for name, c := range cases {
-		if got := countsInterval(time.Second, c.desired); got != c.want {
+		if got := coalesceFor(time.Second, int(c.desired)); got != c.want {
 			t.Errorf("%s: %s, want %s", name, got, c.want)
 		}
 	}
