@@ -75,8 +75,12 @@ type sizeResult struct {
 	// level over the size (apfOK: both readings worked).
 	apfRejected float64
 	apfOK       bool
-	operatorCmd string
-	broke       string // why the run did not finish
+	// reconciles, reconcilesStart: controller_runtime_reconcile_total, every controller's, over
+	// the size and its start phase (reconcilesOK: the readings worked). Both operators export it.
+	reconciles, reconcilesStart float64
+	reconcilesOK                bool
+	operatorCmd                 string
+	broke                       string // why the run did not finish
 }
 
 // runName is "run 2/3" when the size is played more than once (--runs), else "".
@@ -263,6 +267,7 @@ func (c *comparison) playSize(ctx context.Context, t *tracker, r *sizeResult) er
 	c.profile(ctx, op, r, "heap").Wait()
 	mid := c.readCounters(ctx, op)
 	r.cpuStart = mid.cpu - before.cpu
+	r.reconcilesStart = mid.reconciles - before.reconciles
 	c.figures(t, r, partNames)
 	if bursts := burstJobs(parts, partNames); err == nil && len(bursts) > 0 {
 		err = c.waitCompleted(ctx, b, r, bursts)
@@ -277,6 +282,7 @@ func (c *comparison) playSize(ctx context.Context, t *tracker, r *sizeResult) er
 	r.rest409, r.rest429, r.restOK = after.rest409-before.rest409, after.rest429-before.rest429, before.restOK && after.restOK
 	r.gateCuts, r.gateOK = after.gateCuts-before.gateCuts, before.gateOK && after.gateOK
 	r.apfRejected, r.apfOK = after.apfRejected-before.apfRejected, before.apfOK && after.apfOK
+	r.reconciles, r.reconcilesOK = after.reconciles-before.reconciles, before.reconcilesOK && mid.reconcilesOK && after.reconcilesOK
 	if serr := op.Stop(); serr != nil {
 		c.notes = append(c.notes, fmt.Sprintf("%s: operator stop: %v", r.label(), serr))
 	}
@@ -620,6 +626,8 @@ type counters struct {
 	gateOK           bool
 	apfRejected      float64
 	apfOK            bool
+	reconciles       float64
+	reconcilesOK     bool
 }
 
 func (c *comparison) readCounters(ctx context.Context, op *localrun.Operator) counters {
@@ -635,6 +643,9 @@ func (c *comparison) readCounters(ctx context.Context, op *localrun.Operator) co
 	k.gateCuts, errGate = op.MetricSum(ctx, "trainyard_write_gate_cuts_total", nil)
 	k.gateOK = errGate == nil
 	k.apfRejected, k.apfOK = c.apfRejected(ctx)
+	var errRec error
+	k.reconciles, errRec = op.MetricSum(ctx, "controller_runtime_reconcile_total", nil)
+	k.reconcilesOK = errRec == nil
 	return k
 }
 

@@ -176,7 +176,26 @@ func (c *comparison) sizeRows(rs []sizeResult, audit auditSummary) []sizeRow {
 		rows = c.mixedRows(rs, rows)
 	}
 	conflicts, throttled := countRows(rs, audit, peer)
-	return append(rows, writesRow(rs, audit), conflicts, throttled, cpuRow(rs, peer), rssRow(rs, peer))
+	return append(rows, writesRow(rs, audit), conflicts, throttled, reconcilesRow(rs), cpuRow(rs, peer), rssRow(rs, peer))
+}
+
+// reconcilesRow: the operator's rounds (reconciles) per job, in the start phase and over the
+// size. Each round reads, renders and derives over all of a job's pods: the rounds a job's start
+// takes are what its CPU grows with.
+func reconcilesRow(rs []sizeResult) sizeRow {
+	x := sizeRow{figure: "reconciles per job: start phase; whole size", measured: "n/a"}
+	jobs := float64(rs[0].size.jobs + rs[0].size.thenJobs)
+	per := func(count func(sizeResult) float64) overRuns[float64] {
+		return acrossRuns(rs, func(r sizeResult) (float64, bool) { return count(r) / jobs, r.reconcilesOK && jobs > 0 })
+	}
+	start := per(func(r sizeResult) float64 { return r.reconcilesStart })
+	if !start.ok() {
+		return x
+	}
+	whole := per(func(r sizeResult) float64 { return r.reconciles })
+	x.measured = start.spell(decimals2, "", "") + "; whole size " + whole.spell(decimals2, "", "")
+	x.values = []float64{start.median}
+	return x
 }
 
 // acrossRuns reads a figure of each run of a size and summarises them (medianOf); a run not

@@ -91,7 +91,8 @@ func runsOf(n int, set ...func(r *sizeResult)) []sizeResult {
 			partFigures: partFigures{allPodsExist: measured(20 * time.Second), everyJobRunning: measured(30 * time.Second),
 				statusAllRunning: measured(30 * time.Second), allPodsRunning: measured(25 * time.Second),
 				completion: spreadOf([]time.Duration{50 * time.Millisecond, 200 * time.Millisecond}, 2)},
-			cpu: 8, cpuStart: 4, cpuOK: true, rssRunningKB: 40 * 1024, hwmKB: 50 * 1024, restOK: true, gateOK: true, apfOK: true}
+			cpu: 8, cpuStart: 4, cpuOK: true, rssRunningKB: 40 * 1024, hwmKB: 50 * 1024, restOK: true, gateOK: true, apfOK: true,
+			reconciles: 1000, reconcilesStart: 600, reconcilesOK: true}
 		f(&rs[i])
 	}
 	return rs
@@ -110,6 +111,7 @@ func TestSizeRowsOfOneRunAsBefore(t *testing.T) {
 		"409s: audit; client metrics":                                        "1; 0",
 		"429s: audit; client metrics; APF rejections; the write gate's cuts": "0; 0; 0; 0",
 		"operator CPU-seconds per 1,000 pods (start phase)":                  "5.00 s (2.50 s); 8.00 s in all",
+		"reconciles per job: start phase; whole size":                        "3.00; whole size 5.00",
 		"operator RSS when Running; peak (VmHWM)":                            "40.0 MB; 50.0 MB",
 	}
 	got := map[string]string{}
