@@ -116,6 +116,9 @@ type jobMemory struct {
 	// createRefused is the API server's refusal of the job's last pod creation, until pods are
 	// created again: the Waiting condition's CreateFailed message.
 	createRefused string
+	// holding: the job's last round held pods back for the scheduler
+	// (Decisions.HeldForScheduler); its pods' bindings then wake it (holdsPods).
+	holding bool
 }
 
 // podsOf is the number of pods the job of uid wants, as of its last round (0 before its first).
@@ -126,6 +129,15 @@ func (r *jobReconciler) podsOf(uid types.UID) int {
 		return m.pods
 	}
 	return 0
+}
+
+// holdsPods reports whether the job of uid held pods back for the scheduler in its last round:
+// a binding of one of its pods then makes room for another creation, and wakes it.
+func (r *jobReconciler) holdsPods(uid types.UID) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.jobs[uid]
+	return m != nil && m.holding
 }
 
 // memory is the job's record, created on first use. The caller holds r.mu.
@@ -205,6 +217,12 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		MaxUnscheduledPods: r.maxUnscheduledPods,
 	})
 
+	if renderErr == nil {
+		// Known before the round creates pods, whose bindings then wake the job (holdsPods).
+		r.mu.Lock()
+		r.memory(uid).holding = out.Decisions.HeldForScheduler > 0
+		r.mu.Unlock()
+	}
 	if renderErr == nil && r.recreating(ctx, job, &model, out) && !r.stillExists(ctx, job) {
 		logger.V(1).Info("the job is gone; its cache entry is stale")
 		return ctrl.Result{}, nil

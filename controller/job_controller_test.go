@@ -772,3 +772,28 @@ func controlledBy[T any, P interface {
 	}
 	return out
 }
+
+// A job paced to the scheduler holds pods back, and its pods' bindings wake it (holdsPods) only
+// while it does.
+func TestAJobHoldsPodsBackUntilItsPodsAreBound(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c, r := newJobCreatedAt(t, &now) // 1 master + 3 workers
+	r.maxUnscheduledPods = 2
+	reconcileOnce(t, r)
+	_, pods := c.get()
+	if len(pods.Items) != 2 || !r.holdsPods("job-uid") {
+		t.Fatalf("first round: %d pods, holding pods back %v; want 2 and true", len(pods.Items), r.holdsPods("job-uid"))
+	}
+	for _, p := range pods.Items {
+		p.Spec.NodeName = "node-1" // bound by the scheduler
+		if err := c.server.Update(context.Background(), &p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now = now.Add(time.Second)
+	reconcileOnce(t, r)
+	_, pods = c.get()
+	if len(pods.Items) != 4 || r.holdsPods("job-uid") {
+		t.Fatalf("after the bindings: %d pods, holding pods back %v; want 4 and false", len(pods.Items), r.holdsPods("job-uid"))
+	}
+}
