@@ -26,13 +26,25 @@ const outcomePriority = 10
 // per event, each round reading all the job's pods. (Pod counts reach the status at most once per
 // --status-batch-interval anyway.) podsOf is the job's number of pods, by its UID.
 func podEvents(kind jobKind, coalesce time.Duration, podsOf func(types.UID) int) handler.EventHandler {
-	return podEventHandler{kind: kind, coalesce: coalesce, podsOf: podsOf}
+	return ownedEventHandler{kind: kind, coalesce: coalesce, podsOf: podsOf, urgent: podUpdateEnded}
 }
 
-type podEventHandler struct {
+// serviceEvents wakes the job that controls a Service within its coalescing window, as podEvents
+// does a pod change that is not an outcome. Nothing a Service does is urgent, and a Kubeflow job
+// creates and deletes its per-replica Services many at a time (a 1 x 8 PyTorchJob, eight at its
+// start and eight in its clean-up): woken at once, each lot made two or three rounds, and with the
+// window one.
+func serviceEvents(kind jobKind, coalesce time.Duration, podsOf func(types.UID) int) handler.EventHandler {
+	return ownedEventHandler{kind: kind, coalesce: coalesce, podsOf: podsOf}
+}
+
+// ownedEventHandler wakes the job that controls an object; urgent (nil: never) says which updates
+// wake it at once.
+type ownedEventHandler struct {
 	kind     jobKind
 	coalesce time.Duration
 	podsOf   func(types.UID) int
+	urgent   func(old, obj client.Object) bool
 }
 
 // podsPerWindow is the number of a job's pods that one coalescing window serves.
@@ -50,25 +62,30 @@ func coalesceFor(coalesce time.Duration, pods int) time.Duration {
 
 type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 
-func (h podEventHandler) Create(_ context.Context, e event.CreateEvent, q queue) {
+func (h ownedEventHandler) Create(_ context.Context, e event.CreateEvent, q queue) {
 	h.wake(q, e.Object, false)
 }
 
-func (h podEventHandler) Update(_ context.Context, e event.UpdateEvent, q queue) {
-	old, ok1 := e.ObjectOld.(*corev1.Pod)
-	pod, ok2 := e.ObjectNew.(*corev1.Pod)
-	h.wake(q, e.ObjectNew, !ok1 || !ok2 || podEnded(old, pod))
+func (h ownedEventHandler) Update(_ context.Context, e event.UpdateEvent, q queue) {
+	h.wake(q, e.ObjectNew, h.urgent != nil && h.urgent(e.ObjectOld, e.ObjectNew))
 }
 
-func (h podEventHandler) Delete(_ context.Context, e event.DeleteEvent, q queue) {
+// podUpdateEnded: a pod's update is urgent when the pod has ended (or is not a pod at all).
+func podUpdateEnded(oldObj, obj client.Object) bool {
+	old, ok1 := oldObj.(*corev1.Pod)
+	pod, ok2 := obj.(*corev1.Pod)
+	return !ok1 || !ok2 || podEnded(old, pod)
+}
+
+func (h ownedEventHandler) Delete(_ context.Context, e event.DeleteEvent, q queue) {
 	h.wake(q, e.Object, false)
 }
 
-func (h podEventHandler) Generic(_ context.Context, e event.GenericEvent, q queue) {
+func (h ownedEventHandler) Generic(_ context.Context, e event.GenericEvent, q queue) {
 	h.wake(q, e.Object, false)
 }
 
-func (h podEventHandler) wake(q queue, obj client.Object, urgent bool) {
+func (h ownedEventHandler) wake(q queue, obj client.Object, urgent bool) {
 	ref := h.kind.controls(obj)
 	if ref == nil {
 		return

@@ -108,6 +108,27 @@ func TestPodEventsWakeAnEndedPodsJobAtOnceAndCoalesceTheRest(t *testing.T) {
 	}
 }
 
+func TestServiceEventsWakeTheirJobWithinItsWindow(t *testing.T) {
+	const coalesce = 200 * time.Millisecond
+	pod := eventPod(corev1.PodRunning, corev1.ContainerState{})
+	svc := &corev1.Service{ObjectMeta: *pod.ObjectMeta.DeepCopy()}
+	changed := svc.DeepCopy()
+	changed.Spec.ClusterIP = "None"
+	other := svc.DeepCopy()
+	other.OwnerReferences[0].Kind = "TensorFlowTrainingJob"
+	h := serviceEvents(pyTorchKind, coalesce, func(types.UID) int { return 8 })
+	q := &recordingQueue{}
+	ctx := context.Background()
+	h.Create(ctx, event.CreateEvent{Object: svc}, q)
+	h.Update(ctx, event.UpdateEvent{ObjectOld: svc, ObjectNew: changed}, q)
+	h.Delete(ctx, event.DeleteEvent{Object: svc}, q)
+	h.Create(ctx, event.CreateEvent{Object: other}, q)
+	want := []added{{Name: "j", After: coalesce}, {Name: "j", After: coalesce}, {Name: "j", After: coalesce}}
+	if diff := cmp.Diff(want, q.adds); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
 func TestPodEventsIgnoreOtherKindsPods(t *testing.T) {
 	q := &recordingQueue{}
 	pod := eventPod(corev1.PodRunning, corev1.ContainerState{})

@@ -145,7 +145,7 @@ func setupJobController(mgr ctrl.Manager, s *shared, kind jobKind, o Options) er
 		Named(kind.gvk.Kind).
 		For(kind.newJob(), builder.WithPredicates(jobChanged)).
 		Watches(&corev1.Pod{}, podEvents(kind, o.PodEventCoalesce, r.podsOf), builder.WithPredicates(trackDeletions(s.deletions, s.exp, kind), podChanged(kind, bindingsWake(o.MaxUnscheduledPods, r.holdsPods)))).
-		Owns(&corev1.Service{}, builder.WithPredicates(serviceGone(s.svcExp, r.servicesChanged))).
+		Watches(&corev1.Service{}, serviceEvents(kind, o.PodEventCoalesce, r.podsOf), builder.WithPredicates(serviceGone(s.svcExp, r.servicesChanged))).
 		Owns(&appsv1.Deployment{}).
 		Watches(&corev1.Node{}, jobsOnNode(mgr.GetClient(), kind), builder.WithPredicates(nodeReadyChanged())).
 		WatchesMetadata(&apiextensionsv1.CustomResourceDefinition{}, s.crds.handler(jobRequests(mgr.GetClient(), kind))).
