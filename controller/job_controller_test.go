@@ -797,3 +797,13 @@ func TestAJobHoldsPodsBackUntilItsPodsAreBound(t *testing.T) {
 		t.Fatalf("after the bindings: %d pods, holding pods back %v; want 4 and false", len(pods.Items), r.holdsPods("job-uid"))
 	}
 }
+
+// Without pacing (--max-unscheduled-pods-per-job=0) a job holds nothing back, so no binding wakes it.
+func TestWithoutPacingNoJobHoldsPodsBack(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c, r := newJobCreatedAt(t, &now)
+	reconcileOnce(t, r)
+	if _, pods := c.get(); len(pods.Items) != 4 || r.holdsPods("job-uid") {
+		t.Fatalf("%d pods, holding pods back %v; want 4 and false", len(pods.Items), r.holdsPods("job-uid"))
+	}
+}

@@ -152,14 +152,14 @@ func TestPodChangedPassesOnlyChangesOfTheKindsOwnPods(t *testing.T) {
 		old, pod *corev1.Pod
 		want     bool
 	}{
-		"its pod starts running":                       {pyTorchKind, nil, eventPod(corev1.PodPending, waiting), eventPod(corev1.PodRunning, running), true},
-		"its pod bound, nothing read changed":          {pyTorchKind, nil, eventPod(corev1.PodPending, waiting), rebound, false},
+		"its pod starts running":                       {pyTorchKind, holdsNone, eventPod(corev1.PodPending, waiting), eventPod(corev1.PodRunning, running), true},
+		"its pod bound, nothing read changed":          {pyTorchKind, holdsNone, eventPod(corev1.PodPending, waiting), rebound, false},
 		"its pod bound, while its job holds pods back": {pyTorchKind, holds, eventPod(corev1.PodPending, waiting), rebound, true},
 		"its pod bound, its job holding none back":     {pyTorchKind, holdsNone, eventPod(corev1.PodPending, waiting), rebound, false},
 		"its pod starts running, its job holding none": {pyTorchKind, holdsNone, eventPod(corev1.PodPending, waiting), eventPod(corev1.PodRunning, running), true},
 		"another kind's pod starts running":            {tensorFlowKind, holds, eventPod(corev1.PodPending, waiting), eventPod(corev1.PodRunning, running), false},
 		"another kind's pod bound":                     {tensorFlowKind, holds, eventPod(corev1.PodPending, waiting), rebound, false},
-		"a kubeflow.org kind sees a T9k pod":           {pyTorchJobKind, nil, eventPod(corev1.PodPending, waiting), eventPod(corev1.PodRunning, running), false},
+		"a kubeflow.org kind sees a T9k pod":           {pyTorchJobKind, holdsNone, eventPod(corev1.PodPending, waiting), eventPod(corev1.PodRunning, running), false},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -167,15 +167,5 @@ func TestPodChangedPassesOnlyChangesOfTheKindsOwnPods(t *testing.T) {
 				t.Errorf("podChanged(%s) = %v; want %v", tc.kind.gvk.Kind, got, tc.want)
 			}
 		})
-	}
-}
-
-func TestBindingsWakeNoJobWithoutPacing(t *testing.T) {
-	holds := func(types.UID) bool { return true }
-	if bindingsWake(0, holds) != nil {
-		t.Error("--max-unscheduled-pods-per-job=0: bindings wake jobs; want none")
-	}
-	if w := bindingsWake(300, holds); w == nil || !w("u") {
-		t.Error("--max-unscheduled-pods-per-job=300: a job that holds pods back is not woken by bindings")
 	}
 }

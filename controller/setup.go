@@ -144,7 +144,7 @@ func setupJobController(mgr ctrl.Manager, s *shared, kind jobKind, o Options) er
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named(kind.gvk.Kind).
 		For(kind.newJob(), builder.WithPredicates(jobChanged)).
-		Watches(&corev1.Pod{}, podEvents(kind, o.PodEventCoalesce, r.podsOf), builder.WithPredicates(trackDeletions(s.deletions, s.exp, kind), podChanged(kind, bindingsWake(o.MaxUnscheduledPods, r.holdsPods)))).
+		Watches(&corev1.Pod{}, podEvents(kind, o.PodEventCoalesce, r.podsOf), builder.WithPredicates(trackDeletions(s.deletions, s.exp, kind), podChanged(kind, r.holdsPods))).
 		Watches(&corev1.Service{}, serviceEvents(kind, o.PodEventCoalesce, r.podsOf), builder.WithPredicates(serviceGone(s.svcExp, r.servicesChanged))).
 		Owns(&appsv1.Deployment{}).
 		Watches(&corev1.Node{}, jobsOnNode(mgr.GetClient(), kind), builder.WithPredicates(nodeReadyChanged())).
@@ -214,10 +214,11 @@ func serviceGone(exp *apply.Expectations, changed func(job types.UID)) predicate
 
 // podChanged passes the updates of pods of kind's jobs that change what the (trimmed) cache
 // holds, beside the resourceVersion and the node: a pod's unread status fields updated wake no
-// reconcile, nor does a pod bound to a node unless bindings says its job waits for bindings (it
-// holds pods back under --max-unscheduled-pods-per-job; nil: none does). Another kind's pod is its
-// own controller's (each kind's controller sees every pod event: the comparison, made once per
-// kind, was 3% of a burst's CPU).
+// reconcile, nor does a pod bound to a node unless bindings says its job waits for bindings: it
+// holds pods back under --max-unscheduled-pods-per-job (never when that is 0). A burst of small
+// jobs creates every pod in its first round and holds none back, so it is not woken once more per
+// binding. Another kind's pod is its own controller's (each kind's controller sees every pod
+// event: the comparison, made once per kind, was 3% of a burst's CPU).
 func podChanged(kind jobKind, bindings func(job types.UID) bool) predicate.Predicate {
 	return predicate.Funcs{UpdateFunc: func(e eventUpdate) bool {
 		oldPod, ok1 := e.ObjectOld.(*corev1.Pod)
@@ -232,20 +233,8 @@ func podChanged(kind jobKind, bindings func(job types.UID) bool) predicate.Predi
 		if !samePod(oldPod, newPod) {
 			return true
 		}
-		return bindings != nil && oldPod.Spec.NodeName != newPod.Spec.NodeName && bindings(ref.UID)
+		return oldPod.Spec.NodeName != newPod.Spec.NodeName && bindings(ref.UID)
 	}}
-}
-
-// bindingsWake is podChanged's bindings: none under --max-unscheduled-pods-per-job=0 (no job
-// waits for bindings), else the jobs that hold pods back (holds).
-//
-// Why only those: a burst of small jobs, which create every pod in their first round, would
-// otherwise be woken once more per pod bound, for nothing.
-func bindingsWake(maxUnscheduled int, holds func(job types.UID) bool) func(types.UID) bool {
-	if maxUnscheduled <= 0 {
-		return nil
-	}
-	return holds
 }
 
 type eventUpdate = event.UpdateEvent
