@@ -131,7 +131,8 @@ func (r *jobReconciler) deleteInBackground(ctx context.Context, job client.Objec
 // beside its pods, rather than all 5,000 ahead of the first round's pods.
 //
 // create false: the missing Services are not created in this round (the job's pods go first, see
-// replicaServicesNow); more then reports them.
+// replicaServicesNow); more then reports them. Services not due yet (a paced job's unbound pods',
+// ReplicaServices.Due) are neither created nor reported: the bindings wake the job.
 func (r *jobReconciler) syncReplicaServices(ctx context.Context, job client.Object, desired render.ReplicaServices, create bool) (more bool, err error) {
 	// Note: a 5,000-pod job has 5,000 Services. Once they are in sync they are looked at again only
 	// when the job's generation or the number wanted changes, or one is deleted. This was meant to
@@ -159,10 +160,13 @@ func (r *jobReconciler) syncReplicaServices(ctx context.Context, job client.Obje
 		}
 	}
 	var missing []client.Object
+	waiting := false // Services not due yet: their pods' bindings wake the job (holdsPods)
 	for i := range desired.Len() {
 		name := desired.Name(i)
 		switch {
 		case live[name] != nil:
+		case !desired.Due(i):
+			waiting = true
 		case len(missing) == maxPodsPerRound:
 			more = true
 		default:
@@ -182,7 +186,7 @@ func (r *jobReconciler) syncReplicaServices(ctx context.Context, job client.Obje
 		return true, nil
 	}
 	if len(missing) == 0 {
-		if len(gone) == 0 && !r.servicesPending(owner) {
+		if len(gone) == 0 && !waiting && !r.servicesPending(owner) {
 			r.mu.Lock()
 			r.memory(uid).servicesInSync = &want
 			r.mu.Unlock()

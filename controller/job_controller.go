@@ -394,17 +394,22 @@ func (r *jobReconciler) act(ctx context.Context, job client.Object, model *rende
 	return a
 }
 
-// replicaServicesNow: a Kubeflow job's missing per-replica Services are created in this round.
-// They wait while the round creates pods, unless the job's last pod creation was refused.
+// replicaServicesNow: a Kubeflow job's missing per-replica Services that are due
+// (ReplicaServices.Due) are created in this round. They wait while the round creates pods, unless
+// the job's last pod creation was refused or its pods are paced to the scheduler.
 //
 // Why: pods first. The scheduler waits on the pods, and nothing waits on a Service until its
 // pods run. In a burst of 200 jobs of 8, creating both side by side doubled the time to all
 // pods existing (35.3 s against the T9k kind's 17.6 s), and every job Running came 14 s later.
 // A job whose round created pods is queued again at once, behind the jobs already waiting, and
 // its next round, which finds its pods, creates its Services. A refused creation (a quota, a
-// webhook) would make every round one that creates pods: the Services then go beside them.
+// webhook) would make every round one that creates pods: the Services then go beside them. So
+// would a paced job's (a few pods a round while the scheduler binds), and each such round was
+// followed by one at once for the Services, which mostly created more pods instead: the
+// 5,000-pod job made 283 to 490 rounds in its start, against the T9k kind's 192. A paced job's
+// due Services are those of its bound pods, and they go beside the round's new pods.
 func (r *jobReconciler) replicaServicesNow(uid types.UID, out *render.Output) bool {
-	if len(out.Pods) == 0 {
+	if len(out.Pods) == 0 || out.Decisions.HeldForScheduler > 0 {
 		return true
 	}
 	r.mu.Lock()

@@ -142,6 +142,50 @@ func TestAKubeflowJobsServicesAreCreatedWhileItsPodsAreRefused(t *testing.T) {
 	}
 }
 
+// TestAPacedKubeflowJobsServicesFollowItsBindings: while the job's pods are paced, a round
+// creates the Services of its pods bound since beside its new pods, and a Service not yet due
+// brings no round of its own; once nothing is held the rest follow the pods as usual.
+func TestAPacedKubeflowJobsServicesFollowItsBindings(t *testing.T) {
+	c := newKubeflowCluster(t, 5) // 6 pods
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	r := c.reconciler(&now)
+	r.maxUnscheduledPods = 2
+	round := func(what string, pods, services int, again bool) {
+		t.Helper()
+		res, err := c.reconcile(t, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.takeCreated(); got["Pod"] != pods || got["Service"] != services {
+			t.Fatalf("%s: created %v; want %d pods and %d Services", what, got, pods, services)
+		}
+		if soon := res.RequeueAfter > 0 && res.RequeueAfter < 100*time.Millisecond; soon != again {
+			t.Fatalf("%s: requeued after %s; want a round at once: %v", what, res.RequeueAfter, again)
+		}
+	}
+	bind := func() {
+		t.Helper()
+		var pods corev1.PodList
+		if err := c.server.List(context.Background(), &pods); err != nil {
+			t.Fatal(err)
+		}
+		for i := range pods.Items {
+			pods.Items[i].Spec.NodeName = "node-1"
+			if err := c.server.Update(context.Background(), &pods.Items[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	round("first round: 2 pods, 4 held, none bound", 2, 0, false)
+	round("nothing bound yet", 0, 0, false)
+	bind()
+	round("2 bound: 2 more pods and the bound ones' Services beside them", 2, 2, false)
+	bind()
+	round("4 bound: the last 2 pods, none held, so all missing Services wait a round", 2, 0, true)
+	round("then the other 4 Services", 0, 4, false)
+	round("then nothing", 0, 0, false)
+}
+
 // clientServices finds a job's Services through the client, as the manager's index does.
 type clientServices struct{ c ctrl.Client }
 

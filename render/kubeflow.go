@@ -149,8 +149,15 @@ func tfLeaderType(types []ReplicaType) string {
 
 // replicaServices names a Kubeflow job's headless Service per replica, named like its pod and
 // selecting it alone, for every replica that has or will have a pod after this round.
+//
+// While the job's pod creation is paced to the scheduler (Decisions.HeldForScheduler), a
+// replica's missing Service is due only once its pod is bound to a node: the Services then follow
+// the bindings, each round that the bindings wake creating the new pods and the Services of the
+// pods bound since, rather than rounds of their own. Nothing waits on a Service before its pod
+// runs, and a pod runs after it is bound. Once nothing is held, every Service is due.
 func (r *renderer) replicaServices() ReplicaServices {
 	set := ReplicaServices{job: r.job}
+	paced := r.out.Decisions.HeldForScheduler > 0
 	for ti := range r.job.Replicas {
 		t := &r.job.Replicas[ti]
 		for i := int32(0); i < t.Replicas; i++ {
@@ -162,7 +169,8 @@ func (r *renderer) replicaServices() ReplicaServices {
 			if !wanted && !remains {
 				continue
 			}
-			set.slots = append(set.slots, replicaSlot{typeIndex: ti, index: i, name: PodName(r.job.Name, t.Type, i)})
+			waits := paced && (p == nil || p.pod.Spec.NodeName == "")
+			set.slots = append(set.slots, replicaSlot{typeIndex: ti, index: i, name: PodName(r.job.Name, t.Type, i), waits: waits})
 		}
 	}
 	return set
@@ -179,10 +187,15 @@ type replicaSlot struct {
 	typeIndex int // in Job.Replicas
 	index     int32
 	name      string
+	waits     bool // not due yet: the job is paced and the replica's pod is not bound
 }
 
 // Len is the number of Services.
 func (s ReplicaServices) Len() int { return len(s.slots) }
+
+// Due reports whether the i-th Service, if missing, is to be created now: false only while the
+// job's pods are paced to the scheduler and the replica's pod is not yet bound to a node.
+func (s ReplicaServices) Due(i int) bool { return !s.slots[i].waits }
 
 // Name is the name of the i-th Service.
 func (s ReplicaServices) Name(i int) string { return s.slots[i].name }

@@ -1,10 +1,14 @@
 package render
 
 import (
+	"slices"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
 )
 
 // TestCreationIsPacedToTheScheduler: with Input.MaxUnscheduledPods a job's missing pods are
@@ -62,5 +66,58 @@ func TestCreationIsPacedToTheScheduler(t *testing.T) {
 				t.Errorf("create %d, held %d, rendered %d pods; want %d, %d, %d", len(d.Create), d.HeldForScheduler, len(out.Pods), tc.create, tc.held, tc.rendered)
 			}
 		})
+	}
+}
+
+// TestAPacedKubeflowJobsServicesFollowTheBindings: while a Kubeflow job's pods are paced, the
+// Service of a replica is due only once its pod is bound to a node; with nothing held, all are.
+func TestAPacedKubeflowJobsServicesFollowTheBindings(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tmpl := corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "pytorch", Image: "train"}}}}
+	j := FromPyTorchJob(&kubeflowv1.PyTorchJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "ns", UID: "uid-kf"},
+		Spec: kubeflowv1.PyTorchJobSpec{PyTorchReplicaSpecs: map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec{
+			"Master": {Replicas: ptr(int32(1)), Template: tmpl},
+			"Worker": {Replicas: ptr(int32(5)), Template: *tmpl.DeepCopy()},
+		}},
+	}) // 6 pods
+	all, err := Render(Input{Job: j, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Three pods exist: the first two bound to a node, the third waiting for the scheduler.
+	var pods []*corev1.Pod
+	for i, p := range all.Pods[:3] {
+		p = p.DeepCopy()
+		p.Status.Phase = corev1.PodPending
+		if i < 2 {
+			p.Spec.NodeName = "node-1"
+		}
+		pods = append(pods, p)
+	}
+	due := func(max int) []string {
+		t.Helper()
+		out, err := Render(Input{Job: j, Pods: pods, Now: now, MaxUnscheduledPods: max, OnlyPodsToCreate: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := out.ReplicaServices
+		if s.Len() != 6 {
+			t.Fatalf("%d replica Services; want 6", s.Len())
+		}
+		var names []string
+		for i := range s.Len() {
+			if s.Due(i) {
+				names = append(names, s.Name(i))
+			}
+		}
+		return names
+	}
+	bound := []string{all.Pods[0].Name, all.Pods[1].Name}
+	if got := due(2); !slices.Equal(got, bound) {
+		t.Errorf("paced (2 of 6 created now, 1 held): due %v; want the bound pods' %v", got, bound)
+	}
+	if got := due(0); len(got) != 6 {
+		t.Errorf("not paced: due %v; want all 6", got)
 	}
 }

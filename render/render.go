@@ -32,7 +32,7 @@ type Output struct {
 	// ReplicaServices are a Kubeflow job's headless Services, one per replica that has or will
 	// have a pod, named like the pod. The controller deletes the job's others. They are named here
 	// and each is built on demand (ReplicaServices.Service): a 5,000-pod job has 5,000, and a
-	// round needs only those missing.
+	// round needs only those missing. While the job is paced, those of unbound pods are not due.
 	ReplicaServices ReplicaServices
 	// Pods are the pods that should exist, in spec order and by index. The controller creates
 	// those it does not observe. Pods are removed only by Decisions.Delete, never by absence here.
