@@ -39,6 +39,9 @@ type comparison struct {
 	notes []string
 	// settleNS holds the canary pods that check the cluster is idle before each size (settle).
 	settleNS string
+	// controlPlaneCPU is the CPU seconds the cluster's processes have used so far, summed (nil:
+	// unknown, and settle does not wait for them to be quiet).
+	controlPlaneCPU func() (float64, error)
 }
 
 // sizeResult is what one API's operator did at one size, in one of its runs.
@@ -666,6 +669,18 @@ func (c *comparison) settle(ctx context.Context, what string) error {
 		return fmt.Errorf("settling the cluster before %s: %w", what, err)
 	}
 	logf("%s: the cluster settled in %s (%d canary pods)", what, took.Round(time.Millisecond), canaries)
+	if c.controlPlaneCPU == nil {
+		return nil
+	}
+	waited, cores, quiet, err := waitQuiet(ctx, c.controlPlaneCPU, quietWindow, quietCores, quietTimeout)
+	switch {
+	case err != nil:
+		return fmt.Errorf("waiting for the control plane to be quiet before %s: %w", what, err)
+	case quiet:
+		logf("%s: the control plane was quiet after %s (%.2f cores)", what, waited.Round(time.Millisecond), cores)
+	default:
+		logf("%s: the control plane was still busy after %s (%.2f cores): played anyway", what, waited.Round(time.Millisecond), cores)
+	}
 	return nil
 }
 

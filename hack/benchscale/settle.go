@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainyard/trainyard/hack/internal/localrun"
 )
 
 // settleQuick is how soon an idle cluster runs a canary pod: created, scheduled and Running.
@@ -71,4 +73,49 @@ func runCanary(ctx context.Context, kube client.Client, ns, name string, timeout
 		err := kube.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{})
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})
+}
+
+// quietCores is the control plane's CPU, in cores over a quietWindow, under which it counts as
+// quiet. Idle, the 20-node bench cluster's processes use about 0.2 of a core together (the
+// nodes' leases and heartbeats, the controllers' resyncs).
+const (
+	quietCores   = 0.35
+	quietWindow  = 2 * time.Second
+	quietTimeout = time.Minute
+)
+
+// waitQuiet waits, after settle, until the control plane's processes (cpu: their CPU seconds so
+// far, summed) use less than limit cores over a window, or until timeout has passed. It returns
+// how long it waited, the last window's cores and whether it ended quiet (a size is then played
+// anyway: a machine busy with something else would otherwise never be measured).
+//
+// Why: a canary that runs promptly says KWOK is done with the last size's pods, not that the API
+// server and etcd are. The log line before each size then says how busy the control plane was
+// when the size began, so that a slow size can be told from one played on a busy cluster. (When
+// this was added, after a run whose first operator size created its pods at a third of the usual
+// pace, the control plane was quiet 2 s after every settle, 0.18-0.27 cores, the floor's 5,000
+// pods and Services just gone included: that run's slowness came from elsewhere.)
+func waitQuiet(ctx context.Context, cpu func() (float64, error), window time.Duration, limit float64, timeout time.Duration) (time.Duration, float64, bool, error) {
+	start := time.Now()
+	before, err := cpu()
+	if err != nil {
+		return 0, 0, false, err
+	}
+	for {
+		if err := localrun.Sleep(ctx, window); err != nil {
+			return time.Since(start), 0, false, err
+		}
+		after, err := cpu()
+		if err != nil {
+			return time.Since(start), 0, false, err
+		}
+		cores := (after - before) / window.Seconds()
+		if cores < limit {
+			return time.Since(start), cores, true, nil
+		}
+		if time.Since(start) >= timeout {
+			return time.Since(start), cores, false, nil
+		}
+		before = after
+	}
 }

@@ -45,6 +45,32 @@ func (c Cluster) AuditLog() string {
 	return filepath.Join(c.Dir, "kwok", "clusters", c.Name, "logs", "audit.log")
 }
 
+// ControlPlanePIDs are the processes hack/cluster.sh started for the cluster (etcd, the
+// kube-apiserver, the controller-manager, the scheduler and KWOK), by their names, from the pid
+// files kwokctl keeps.
+func (c Cluster) ControlPlanePIDs() (map[string]int, error) {
+	files, err := filepath.Glob(filepath.Join(c.Dir, "kwok", "clusters", c.Name, "pids", "*.pid"))
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no pid files of cluster %s in %s", c.Name, c.Dir)
+	}
+	pids := make(map[string]int, len(files))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		pids[strings.TrimSuffix(filepath.Base(f), ".pid")] = pid
+	}
+	return pids, nil
+}
+
 // DownCommand is the shell command that stops the cluster by hand (after a kept run).
 func (c Cluster) DownCommand() string {
 	return fmt.Sprintf("DEVCLUSTER_DIR=%s CLUSTER=%s hack/cluster.sh down", c.Dir, c.Name)

@@ -175,25 +175,29 @@ func APIServerMetricSum(ctx context.Context, cfg *rest.Config, name string, matc
 
 // CPUSeconds is the CPU time the operator has used so far, user and system
 // (/proc/<pid>/stat utime + stime).
-func (op *Operator) CPUSeconds() (float64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", op.PID))
+func (op *Operator) CPUSeconds() (float64, error) { return ProcessCPUSeconds(op.PID) }
+
+// ProcessCPUSeconds is the CPU time process pid has used so far, user and system
+// (/proc/<pid>/stat utime + stime).
+func ProcessCPUSeconds(pid int) (float64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err
 	}
 	// The command name (field 2) may hold spaces: the fields that follow start after its ')'.
 	i := strings.LastIndexByte(string(data), ')')
 	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no ')'", op.PID)
+		return 0, fmt.Errorf("/proc/%d/stat: no ')'", pid)
 	}
 	fields := strings.Fields(string(data[i+1:]))
 	if len(fields) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields after the name", op.PID, len(fields))
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields after the name", pid, len(fields))
 	}
 	// fields[0] is field 3 (state): utime is field 14, stime field 15.
 	utime, err1 := strconv.ParseUint(fields[11], 10, 64)
 	stime, err2 := strconv.ParseUint(fields[12], 10, 64)
 	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: utime %q, stime %q", op.PID, fields[11], fields[12])
+		return 0, fmt.Errorf("/proc/%d/stat: utime %q, stime %q", pid, fields[11], fields[12])
 	}
 	return float64(utime+stime) / clockTicks(), nil
 }
