@@ -101,6 +101,7 @@ func waitQuiet(ctx context.Context, cpu func() (float64, error), window time.Dur
 	if err != nil {
 		return 0, 0, false, err
 	}
+	from := time.Now()
 	for {
 		if err := localrun.Sleep(ctx, window); err != nil {
 			return time.Since(start), 0, false, err
@@ -109,13 +110,15 @@ func waitQuiet(ctx context.Context, cpu func() (float64, error), window time.Dur
 		if err != nil {
 			return time.Since(start), 0, false, err
 		}
-		cores := (after - before) / window.Seconds()
+		// Note: over the time that passed, not the window asked for: a busy machine sleeps longer.
+		now := time.Now()
+		cores := (after - before) / now.Sub(from).Seconds()
 		if cores < limit {
 			return time.Since(start), cores, true, nil
 		}
 		if time.Since(start) >= timeout {
 			return time.Since(start), cores, false, nil
 		}
-		before = after
+		before, from = after, now
 	}
 }

@@ -19,7 +19,7 @@ func TestWaitQuiet(t *testing.T) {
 		wantErr   bool
 	}{
 		"a control plane busy for two windows is quiet on the third": {
-			readings: []float64{0, 0.05, 0.1, 0.1001}, timeout: time.Second, wantQuiet: true, wantReads: 4},
+			readings: []float64{0, 0.5, 1, 1.0001}, timeout: time.Second, wantQuiet: true, wantReads: 4},
 		"an idle control plane is quiet after one window": {
 			readings: []float64{5, 5.001}, timeout: time.Second, wantQuiet: true, wantReads: 2},
 		"one that stays busy is given up after the timeout, not quiet": {
