@@ -388,20 +388,10 @@ func flowText(f localrun.Flow, err error) string {
 // runSizes plays the sizes scenario and reports it.
 func runSizes(ctx context.Context, o options, repo string, cl localrun.Cluster, conn localrun.Connection, id localrun.Identity, flow localrun.Flow, apf, loadBefore string) error {
 	c := &comparison{o: o, repo: repo, conn: conn, id: id, flow: flow, runID: fmt.Sprint(time.Now().Unix())}
-	if pids, err := cl.ControlPlanePIDs(); err != nil {
+	if cpu, err := cl.ControlPlaneCPU(); err != nil {
 		logf("the control plane's processes: %v; sizes start without waiting for it to be quiet", err)
 	} else {
-		c.controlPlaneCPU = func() (float64, error) {
-			var sum float64
-			for name, pid := range pids {
-				s, err := localrun.ProcessCPUSeconds(pid)
-				if err != nil {
-					return 0, fmt.Errorf("%s (pid %d): %w", name, pid, err)
-				}
-				sum += s
-			}
-			return sum, nil
-		}
+		c.controlPlaneCPU = cpu
 	}
 	runErr := c.run(ctx)
 	if runErr != nil {

@@ -45,6 +45,26 @@ func (c Cluster) AuditLog() string {
 	return filepath.Join(c.Dir, "kwok", "clusters", c.Name, "logs", "audit.log")
 }
 
+// ControlPlaneCPU returns a reader of the CPU seconds the cluster's processes have used so far,
+// summed (ProcessCPUSeconds of each of ControlPlanePIDs, found once, now).
+func (c Cluster) ControlPlaneCPU() (func() (float64, error), error) {
+	pids, err := c.ControlPlanePIDs()
+	if err != nil {
+		return nil, err
+	}
+	return func() (float64, error) {
+		var sum float64
+		for name, pid := range pids {
+			s, err := ProcessCPUSeconds(pid)
+			if err != nil {
+				return 0, fmt.Errorf("%s (pid %d): %w", name, pid, err)
+			}
+			sum += s
+		}
+		return sum, nil
+	}, nil
+}
+
 // ControlPlanePIDs are the processes hack/cluster.sh started for the cluster (etcd, the
 // kube-apiserver, the controller-manager, the scheduler and KWOK), by their names, from the pid
 // files kwokctl keeps.
