@@ -39,9 +39,9 @@ type comparison struct {
 	notes []string
 	// settleNS holds the canary pods that check the cluster is idle before each size (settle).
 	settleNS string
-	// controlPlaneCPU is the CPU seconds the cluster's processes have used so far, summed (nil:
-	// unknown, and settle does not wait for them to be quiet).
-	controlPlaneCPU func() (float64, error)
+	// controlPlaneCPU reads the CPU seconds each of the cluster's processes has used so far (nil:
+	// unknown: settle does not wait for them to be quiet, and no size reports them).
+	controlPlaneCPU func() (localrun.ProcessCPU, error)
 }
 
 // sizeResult is what one API's operator did at one size, in one of its runs.
@@ -63,6 +63,9 @@ type sizeResult struct {
 	// start phase.
 	cpu, cpuStart float64
 	cpuOK         bool
+	// controlPlaneStart is the CPU seconds each of the cluster's processes used in the start
+	// phase (nil: not read).
+	controlPlaneStart localrun.ProcessCPU
 	// rssRunningKB is VmRSS at the start phase's end; hwmKB VmHWM at the end (a fresh operator
 	// per run: the run's peak).
 	rssRunningKB, hwmKB int64
@@ -232,6 +235,7 @@ func (c *comparison) playSize(ctx context.Context, t *tracker, r *sizeResult) er
 	}
 	b := &bench{o: c.o, op: op, res: &results{}, kube: c.conn.Kube, ns: r.ns, t: t}
 	before := c.readCounters(ctx, op)
+	cpBefore := c.readControlPlane()
 	t.reset()
 
 	parts, partNames := s.parts(), r.jobNames()
@@ -265,6 +269,7 @@ func (c *comparison) playSize(ctx context.Context, t *tracker, r *sizeResult) er
 		err = c.waitStarted(ctx, b, r, names)
 	}
 	r.started = time.Now()
+	r.controlPlaneStart = c.controlPlaneSince(cpBefore)
 	writeTimeline(filepath.Join(c.o.dir, "timeline-"+r.fileName()+".tsv"), t, r.created, stopSampling())
 	r.rssRunningKB, _ = op.RSS("VmRSS")
 	c.profile(ctx, op, r, "heap").Wait()
@@ -652,6 +657,33 @@ func (c *comparison) readCounters(ctx context.Context, op *localrun.Operator) co
 	return k
 }
 
+// readControlPlane reads the CPU seconds of each of the cluster's processes so far; nil when
+// they are unknown or the reading failed (the failure goes to the notes).
+func (c *comparison) readControlPlane() localrun.ProcessCPU {
+	if c.controlPlaneCPU == nil {
+		return nil
+	}
+	used, err := c.controlPlaneCPU()
+	if err != nil {
+		c.notes = append(c.notes, "reading the control plane's CPU: "+err.Error())
+		return nil
+	}
+	return used
+}
+
+// controlPlaneSince is the CPU seconds each of the cluster's processes used since before, a
+// readControlPlane reading; nil when either reading is missing.
+func (c *comparison) controlPlaneSince(before localrun.ProcessCPU) localrun.ProcessCPU {
+	if before == nil {
+		return nil
+	}
+	now := c.readControlPlane()
+	if now == nil {
+		return nil
+	}
+	return now.Since(before)
+}
+
 // apfRejected is the API server's count of requests APF rejected at the identity's priority level.
 func (c *comparison) apfRejected(ctx context.Context) (float64, bool) {
 	if c.flow.PriorityLevel == "" {
@@ -672,7 +704,11 @@ func (c *comparison) settle(ctx context.Context, what string) error {
 	if c.controlPlaneCPU == nil {
 		return nil
 	}
-	waited, cores, quiet, err := waitQuiet(ctx, c.controlPlaneCPU, quietWindow, quietCores, quietTimeout)
+	summed := func() (float64, error) {
+		used, err := c.controlPlaneCPU()
+		return used.Sum(), err
+	}
+	waited, cores, quiet, err := waitQuiet(ctx, summed, quietWindow, quietCores, quietTimeout)
 	switch {
 	case err != nil:
 		return fmt.Errorf("waiting for the control plane to be quiet before %s: %w", what, err)

@@ -89,10 +89,11 @@ func (c *comparison) markdown(header string, opAudit, floorAudit auditSummary) s
 	fmt.Fprintf(&b, "# make bench-scale: both APIs at %d sizes (issue 19)\n\n%s\n", len(c.o.sizes), header)
 	if len(c.floors) > 0 {
 		b.WriteString("## Floor: a bare client's pods, no operator\n\n")
-		b.WriteString("| size | all pods exist | all pods Running (every group Running) | 429s: audit (writes); APF rejections |\n|---|---|---|---|\n")
+		fmt.Fprintf(&b, "| size | all pods exist | all pods Running (every group Running) | 429s: audit (writes); APF rejections | control plane CPU-seconds to all pods Running (%s) |\n|---|---|---|---|---|\n", controlPlaneNames())
 		for _, f := range c.floors {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s; %s |\n", f.title(), fmtFigure(f.allPodsExist), fmtFigure(f.allRunning),
-				auditCount(floorAudit, f.windowName(), func(w writeCounts) int { return w.throttled }), fmtCount(f.apfRejected, f.apfOK))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s; %s | %s |\n", f.title(), fmtFigure(f.allPodsExist), fmtFigure(f.allRunning),
+				auditCount(floorAudit, f.windowName(), func(w writeCounts) int { return w.throttled }), fmtCount(f.apfRejected, f.apfOK),
+				spellControlPlane([]localrun.ProcessCPU{f.controlPlane}))
 		}
 		b.WriteString("\n")
 	}
@@ -176,7 +177,73 @@ func (c *comparison) sizeRows(rs []sizeResult, audit auditSummary) []sizeRow {
 		rows = c.mixedRows(rs, rows)
 	}
 	conflicts, throttled := countRows(rs, audit, peer)
-	return append(rows, writesRow(rs, audit), conflicts, throttled, reconcilesRow(rs), cpuRow(rs, peer), rssRow(rs, peer))
+	rows = append(rows, writesRow(rs, audit), conflicts, throttled, reconcilesRow(rs), cpuRow(rs, peer), rssRow(rs, peer))
+	floor, _ := c.floorOf(s)
+	return append(rows, controlPlaneRow(rs, floor))
+}
+
+// controlPlaneProcesses are the cluster's processes in the order the control plane rows name
+// them (ControlPlanePIDs' names), with the names they go by there.
+var controlPlaneProcesses = []struct{ pid, name string }{
+	{"kube-apiserver", "API server"},
+	{"etcd", "etcd"},
+	{"kwok-controller", "KWOK"},
+	{"kube-scheduler", "scheduler"},
+	{"kube-controller-manager", "controller-manager"},
+}
+
+// controlPlaneNames is "API server, etcd, KWOK, scheduler, controller-manager".
+func controlPlaneNames() string {
+	names := make([]string, len(controlPlaneProcesses))
+	for i, p := range controlPlaneProcesses {
+		names[i] = p.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// controlPlaneOver reads one figure of each run's control plane CPU (nil: not read) and
+// summarises them.
+func controlPlaneOver(runs []localrun.ProcessCPU, seconds func(localrun.ProcessCPU) float64) overRuns[float64] {
+	readings := make([]reading[float64], len(runs))
+	for i, p := range runs {
+		readings[i] = reading[float64]{v: seconds(p), ok: p != nil}
+	}
+	return medianOf(readings)
+}
+
+// spellControlPlane spells the CPU seconds of every process together, then each's, in
+// controlPlaneProcesses' order: "61.2 s (30.1, 8.2, 12.0, 7.0, 3.9)"; with several runs, each
+// the median of the runs, the sum's range in brackets.
+func spellControlPlane(runs []localrun.ProcessCPU) string {
+	sum := controlPlaneOver(runs, localrun.ProcessCPU.Sum)
+	if !sum.ok() {
+		return "n/a"
+	}
+	each := make([]string, len(controlPlaneProcesses))
+	for i, p := range controlPlaneProcesses {
+		each[i] = decimals1(controlPlaneOver(runs, func(c localrun.ProcessCPU) float64 { return c[p.pid] }).median)
+	}
+	return sum.spell(decimals1, " s", "n/a") + " (" + strings.Join(each, ", ") + ")"
+}
+
+// controlPlaneRow: the CPU seconds the cluster's processes used in the start phase, beside the
+// floor's to all its pods Running: what the operator's way of starting the jobs costs the
+// control plane (issue 19: scale without flooding it). The start phase runs a little past all
+// pods Running (it waits for the status and a settled moment), at the idle cluster's 0.1-0.3
+// cores.
+func controlPlaneRow(rs []sizeResult, floor floorResult) sizeRow {
+	runs := make([]localrun.ProcessCPU, len(rs))
+	for i, r := range rs {
+		runs[i] = r.controlPlaneStart
+	}
+	x := sizeRow{figure: "control plane CPU-seconds in the start phase (" + controlPlaneNames() + ")", measured: spellControlPlane(runs)}
+	if sum := controlPlaneOver(runs, localrun.ProcessCPU.Sum); sum.ok() {
+		x.values = []float64{sum.median}
+	}
+	if floor.controlPlane != nil {
+		x.target = "floor's, to all pods Running: " + spellControlPlane([]localrun.ProcessCPU{floor.controlPlane})
+	}
+	return x
 }
 
 // reconcilesRow: the operator's rounds (reconciles) per job, in the start phase and over the
@@ -532,6 +599,8 @@ func secsNum(d time.Duration) string {
 }
 
 func decimals2(v float64) string { return fmt.Sprintf("%.2f", v) }
+
+func decimals1(v float64) string { return fmt.Sprintf("%.1f", v) }
 
 // countNum spells a count, or a median of counts, which over an even number of runs may end in .5.
 func countNum(v float64) string {

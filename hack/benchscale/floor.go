@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainyard/trainyard/hack/internal/localrun"
 )
 
 // The floor: the pods a size's jobs would have (the same count, resources and simulation
@@ -43,10 +45,13 @@ type floorResult struct {
 	// allPodsExist: the first create call → the last pod first seen; allRunning: → the last pod
 	// first seen Running, which is also when the last group had all its pods running.
 	allPodsExist, allRunning figure
-	end                      time.Time // every pod gone
-	apfRejected              float64
-	apfOK                    bool
-	broke                    string
+	// controlPlane is the CPU seconds each of the cluster's processes used from the first create
+	// until every pod ran (nil: not read).
+	controlPlane localrun.ProcessCPU
+	end          time.Time // every pod gone
+	apfRejected  float64
+	apfOK        bool
+	broke        string
 }
 
 func (f floorResult) windowName() string { return "floor " + f.variant() }
@@ -141,6 +146,7 @@ func (c *comparison) floorSize(ctx context.Context, b *bench, kube client.Client
 		}
 	}
 	rejected, okBefore := c.apfRejected(ctx)
+	cpBefore := c.readControlPlane()
 	logf("%s: creating %d pods, %d at a time, no client rate limit", f.windowName(), len(names), c.o.floorConcurrency)
 	f.created = time.Now()
 	err := parallel(ctx, c.o.floorConcurrency, names, func(ctx context.Context, name string) error {
@@ -164,6 +170,7 @@ func (c *comparison) floorSize(ctx context.Context, b *bench, kube client.Client
 			return running >= len(names), fmt.Sprintf("%d of %d pods exist, %d running", seen, len(names), running)
 		})
 	}
+	f.controlPlane = c.controlPlaneSince(cpBefore)
 	writeTimeline(filepath.Join(c.o.dir, "timeline-floor-"+strings.ReplaceAll(f.variant(), " ", "-")+".tsv"), b.t, f.created, nil)
 	var lastSeen, lastRunning time.Time
 	b.t.view(func(pods map[string]*podRecord, _ map[string]*jobRecord) {

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/trainyard/trainyard/hack/internal/localrun"
 )
 
 func TestMedianOf(t *testing.T) {
@@ -200,6 +202,31 @@ func TestSizeRowsJudgeTheMedianOfRuns(t *testing.T) {
 		if diff := cmp.Diff(w, rows[name], cmp.AllowUnexported(sizeRow{})); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", name, diff)
 		}
+	}
+}
+
+func TestControlPlaneRowBesideTheFloor(t *testing.T) {
+	cp := func(apiserver, etcd, kwok float64) localrun.ProcessCPU {
+		return localrun.ProcessCPU{"kube-apiserver": apiserver, "etcd": etcd, "kwok-controller": kwok, "kube-scheduler": 5, "kube-controller-manager": 1}
+	}
+	rs := runsOf(3,
+		func(r *sizeResult) { r.controlPlaneStart = cp(30, 10, 10) },
+		func(r *sizeResult) { r.controlPlaneStart = cp(50, 20, 14) },
+		func(r *sizeResult) { r.controlPlaneStart = nil }) // not read
+	floor := floorResult{controlPlane: cp(20, 6, 8)}
+	got := controlPlaneRow(rs, floor)
+	want := sizeRow{figure: "control plane CPU-seconds in the start phase (API server, etcd, KWOK, scheduler, controller-manager)",
+		measured: "73.0 s [56.0-90.0; 2 of 3 runs] (40.0, 15.0, 12.0, 5.0, 1.0)",
+		target:   "floor's, to all pods Running: 40.0 s (20.0, 6.0, 8.0, 5.0, 1.0)",
+		values:   []float64{73}}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(sizeRow{})); diff != "" {
+		t.Errorf("control plane row (-want +got):\n%s", diff)
+	}
+	if x := controlPlaneRow(runsOf(1, func(r *sizeResult) {}), floorResult{}); x.measured != "n/a" || x.values != nil || x.target != "" {
+		t.Errorf("a run that read nothing, no floor: %+v, want n/a and no target", x)
+	}
+	if d := cp(30, 10, 10).Since(cp(20, 6, 8)); d.Sum() != 16 || d["kube-apiserver"] != 10 {
+		t.Errorf("Since: %v, want 16 s in all, 10 of them the API server's", d)
 	}
 }
 

@@ -45,23 +45,44 @@ func (c Cluster) AuditLog() string {
 	return filepath.Join(c.Dir, "kwok", "clusters", c.Name, "logs", "audit.log")
 }
 
-// ControlPlaneCPU returns a reader of the CPU seconds the cluster's processes have used so far,
-// summed (ProcessCPUSeconds of each of ControlPlanePIDs, found once, now).
-func (c Cluster) ControlPlaneCPU() (func() (float64, error), error) {
+// ProcessCPU is CPU seconds by process name (ControlPlanePIDs' names).
+type ProcessCPU map[string]float64
+
+// Sum is the seconds of every process together.
+func (p ProcessCPU) Sum() float64 {
+	var sum float64
+	for _, s := range p {
+		sum += s
+	}
+	return sum
+}
+
+// Since is what each process used after earlier, a reading of the same processes.
+func (p ProcessCPU) Since(earlier ProcessCPU) ProcessCPU {
+	d := make(ProcessCPU, len(p))
+	for name, s := range p {
+		d[name] = s - earlier[name]
+	}
+	return d
+}
+
+// ControlPlaneCPU returns a reader of the CPU seconds each of the cluster's processes has used so
+// far (ProcessCPUSeconds of each of ControlPlanePIDs, found once, now).
+func (c Cluster) ControlPlaneCPU() (func() (ProcessCPU, error), error) {
 	pids, err := c.ControlPlanePIDs()
 	if err != nil {
 		return nil, err
 	}
-	return func() (float64, error) {
-		var sum float64
+	return func() (ProcessCPU, error) {
+		used := make(ProcessCPU, len(pids))
 		for name, pid := range pids {
 			s, err := ProcessCPUSeconds(pid)
 			if err != nil {
-				return 0, fmt.Errorf("%s (pid %d): %w", name, pid, err)
+				return nil, fmt.Errorf("%s (pid %d): %w", name, pid, err)
 			}
-			sum += s
+			used[name] = s
 		}
-		return sum, nil
+		return used, nil
 	}, nil
 }
 
