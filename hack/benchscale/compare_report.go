@@ -57,8 +57,14 @@ func sizesHeader(repo string, o options, apf, loadBefore, loadAfter string) stri
 	fmt.Fprintf(&b, "Identity and APF: %s.  \n", apf)
 	if o.floor {
 		fmt.Fprintf(&b, "Floor: the same pods created by a bare client (client rate limit off, %d goroutines) under the same ServiceAccount, no operator", o.floorConcurrency)
+		if slices.Contains(o.apis, apiT9k) {
+			b.WriteString("; then again with a headless Service per group selecting its pods, created before them, as a T9k job has")
+		}
 		if slices.Contains(o.apis, apiKubeflow) {
-			b.WriteString("; then again with a headless Service per pod, created after the pods, as the kubeflow.org kinds have (the targets read against the pods alone)")
+			b.WriteString("; then again with a headless Service per pod, created after the pods, as the kubeflow.org kinds have")
+		}
+		if len(o.apis) > 0 {
+			b.WriteString(" (the targets read against the pods alone; each API's control plane row against the floor with its Services)")
 		}
 		b.WriteString(".\n")
 	}
@@ -178,7 +184,7 @@ func (c *comparison) sizeRows(rs []sizeResult, audit auditSummary) []sizeRow {
 	}
 	conflicts, throttled := countRows(rs, audit, peer)
 	rows = append(rows, writesRow(rs, audit), conflicts, throttled, reconcilesRow(rs), cpuRow(rs, peer), rssRow(rs, peer))
-	floor, _ := c.floorOf(s)
+	floor, _ := c.apiFloorOf(s, rs[0].api)
 	return append(rows, controlPlaneRow(rs, floor))
 }
 
@@ -227,10 +233,10 @@ func spellControlPlane(runs []localrun.ProcessCPU) string {
 }
 
 // controlPlaneRow: the CPU seconds the cluster's processes used in the start phase, beside the
-// floor's to all its pods Running: what the operator's way of starting the jobs costs the
-// control plane (issue 19: scale without flooding it). The start phase runs a little past all
-// pods Running (it waits for the status and a settled moment), at the idle cluster's 0.1-0.3
-// cores.
+// floor's to all its pods Running (the floor with the API's Services, when it was played): what
+// the operator's way of starting the jobs costs the control plane (issue 19: scale without
+// flooding it). The start phase runs a little past all pods Running (it waits for the status and
+// a settled moment), at the idle cluster's 0.1-0.3 cores.
 func controlPlaneRow(rs []sizeResult, floor floorResult) sizeRow {
 	runs := make([]localrun.ProcessCPU, len(rs))
 	for i, r := range rs {
@@ -241,7 +247,7 @@ func controlPlaneRow(rs []sizeResult, floor floorResult) sizeRow {
 		x.values = []float64{sum.median}
 	}
 	if floor.controlPlane != nil {
-		x.target = "floor's, to all pods Running: " + spellControlPlane([]localrun.ProcessCPU{floor.controlPlane})
+		x.target = "floor " + floor.variant() + ", to all pods Running in " + fmtFigure(floor.allRunning) + ": " + spellControlPlane([]localrun.ProcessCPU{floor.controlPlane})
 	}
 	return x
 }
@@ -508,10 +514,22 @@ func rssRow(rs []sizeResult, peer peerFigures) sizeRow {
 	return x
 }
 
+// apiFloorOf is the floor of size s with the Services of a's kinds (a T9k job's Service, a
+// kubeflow.org kind's Service per pod), if it was played; else the pods alone.
+func (c *comparison) apiFloorOf(s size, a api) (floorResult, bool) {
+	shape := map[api]floorServices{apiT9k: servicePerGroup, apiKubeflow: servicePerPod}[a]
+	for _, f := range c.floors {
+		if f.size == s && f.services == shape {
+			return f, true
+		}
+	}
+	return c.floorOf(s)
+}
+
 // floorOf is the issue's floor of size s: its pods alone.
 func (c *comparison) floorOf(s size) (floorResult, bool) {
 	for _, f := range c.floors {
-		if f.size == s && !f.services {
+		if f.size == s && f.services == podsAlone {
 			return f, true
 		}
 	}

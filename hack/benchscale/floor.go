@@ -35,12 +35,27 @@ const (
 	floorAgent = "benchscale-floor"
 )
 
+// floorServices says which Services a floor creates beside its pods.
+type floorServices int
+
+const (
+	// podsAlone: no Service, issue 19's floor, the one the targets read against.
+	podsAlone floorServices = iota
+	// servicePerGroup: before the pods, a headless Service per group selecting all its pods, as
+	// a T9k job has (SPEC: the job's Service, its pods' DNS names). A Service that selects a pod
+	// makes the kube-scheduler spread it by default (PodTopologySpread's system defaults take
+	// their selector from the Services selecting the pod), so each binding counts the matching
+	// pods on every node: the cost of the Service the T9k API needs, told from the operator's.
+	servicePerGroup
+	// servicePerPod: after the pods, a headless Service per pod selecting it, as the kubeflow.org
+	// kinds have.
+	servicePerPod
+)
+
 // floorResult is what the floor took at one size.
 type floorResult struct {
-	size size
-	// services: a headless Service per pod was created after the pods, as the Kubeflow kinds
-	// have (the floor of the kubeflow.org API's work, beside the issue's floor of pods only).
-	services bool
+	size     size
+	services floorServices
 	created  time.Time
 	// allPodsExist: the first create call → the last pod first seen; allRunning: → the last pod
 	// first seen Running, which is also when the last group had all its pods running.
@@ -56,31 +71,43 @@ type floorResult struct {
 
 func (f floorResult) windowName() string { return "floor " + f.variant() }
 
-// variant names the size and whether the floor had Services: "200x8", "200x8 with Services".
+// variant names the size and the floor's Services: "200x8", "200x8 with a Service per job",
+// "200x8 with Services" (a Service per pod).
 func (f floorResult) variant() string {
-	if f.services {
+	switch f.services {
+	case servicePerGroup:
+		return f.size.String() + " with a Service per job"
+	case servicePerPod:
 		return f.size.String() + " with Services"
 	}
 	return f.size.String()
 }
 
 // title is the floor table's name of the size: "200 jobs x 8 (1,600 pods)", "… and a Service
-// per pod".
+// per job (T9k)", "… and a Service per pod (kubeflow.org)".
 func (f floorResult) title() string {
-	if f.services {
-		return f.size.title() + " and a Service per pod"
+	switch f.services {
+	case servicePerGroup:
+		return f.size.title() + " and a Service per job selecting its pods (T9k)"
+	case servicePerPod:
+		return f.size.title() + " and a Service per pod (kubeflow.org)"
 	}
 	return f.size.title()
 }
 
-// floorVariants: the pods alone, and with a Service per pod when the kubeflow.org API is
-// played. Its Services cost the cluster (the API server, the endpoints controllers) while the
-// scheduler binds; this floor tells that cost from the operator's.
-func (c *comparison) floorVariants() []bool {
-	if slices.Contains(c.o.apis, apiKubeflow) {
-		return []bool{false, true}
+// floorVariants: the pods alone; with the T9k kinds' Service per job when the t9k API is played,
+// and with the kubeflow.org kinds' Service per pod when that API is. The Services cost the
+// cluster (the scheduler's default spreading, the API server, the endpoints controllers) while
+// the scheduler binds; these floors tell that cost from the operator's.
+func (c *comparison) floorVariants() []floorServices {
+	variants := []floorServices{podsAlone}
+	if slices.Contains(c.o.apis, apiT9k) {
+		variants = append(variants, servicePerGroup)
 	}
-	return []bool{false}
+	if slices.Contains(c.o.apis, apiKubeflow) {
+		variants = append(variants, servicePerPod)
+	}
+	return variants
 }
 
 // runFloor plays every size with the bare client, in a namespace of its own.
@@ -135,33 +162,41 @@ func (c *comparison) floorSize(ctx context.Context, b *bench, kube client.Client
 	// Note: each variant has its own pod names. KWOK keeps a deleted pod's pending stage by name:
 	// a master deleted while Running was seen to end its successor of the same name, created
 	// seconds later, as Succeeded before the scheduler had bound it (so never seen Running).
-	prefix := "f"
-	if f.services {
-		prefix = "fs"
-	}
-	names := make([]string, 0, s.pods())
+	prefix := map[floorServices]string{podsAlone: "f", servicePerGroup: "fg", servicePerPod: "fs"}[f.services]
+	names, groups := make([]string, 0, s.pods()), make([]string, 0, s.jobs)
 	for g := range s.jobs {
+		group := prefix + s.jobName(g)[1:]
+		groups = append(groups, group)
 		for i := range s.podsPerJob {
-			names = append(names, fmt.Sprintf("%s%s-%d", prefix, s.jobName(g)[1:], i))
+			names = append(names, fmt.Sprintf("%s-%d", group, i))
 		}
 	}
 	rejected, okBefore := c.apfRejected(ctx)
 	cpBefore := c.readControlPlane()
 	logf("%s: creating %d pods, %d at a time, no client rate limit", f.windowName(), len(names), c.o.floorConcurrency)
-	f.created = time.Now()
-	err := parallel(ctx, c.o.floorConcurrency, names, func(ctx context.Context, name string) error {
-		if err := kube.Create(ctx, floorPod(b.ns, name, s, c.o.masterRun)); err != nil {
-			return fmt.Errorf("creating pod %s: %w", name, err)
-		}
-		return nil
-	})
-	if err == nil && f.services {
-		err = parallel(ctx, c.o.floorConcurrency, names, func(ctx context.Context, name string) error {
-			if err := kube.Create(ctx, floorService(b.ns, name)); err != nil {
+	createServices := func(names []string, selector string) error {
+		return parallel(ctx, c.o.floorConcurrency, names, func(ctx context.Context, name string) error {
+			if err := kube.Create(ctx, floorService(b.ns, name, selector)); err != nil {
 				return fmt.Errorf("creating Service %s: %w", name, err)
 			}
 			return nil
 		})
+	}
+	f.created = time.Now()
+	var err error
+	if f.services == servicePerGroup {
+		err = createServices(groups, floorGroupLabel)
+	}
+	if err == nil {
+		err = parallel(ctx, c.o.floorConcurrency, names, func(ctx context.Context, name string) error {
+			if err := kube.Create(ctx, floorPod(b.ns, name, s, c.o.masterRun)); err != nil {
+				return fmt.Errorf("creating pod %s: %w", name, err)
+			}
+			return nil
+		})
+	}
+	if err == nil && f.services == servicePerPod {
+		err = createServices(names, floorPodLabel)
 	}
 	if err == nil {
 		timeout := c.o.phaseTimeout + time.Duration(s.pods())*60*time.Millisecond
@@ -188,9 +223,9 @@ func (c *comparison) floorSize(ctx context.Context, b *bench, kube client.Client
 		f.allRunning = measured(lastRunning.Sub(f.created))
 	}
 	derr := deletePods(ctx, b, b.ns, c.o.phaseTimeout+time.Duration(s.pods())*20*time.Millisecond)
-	if f.services {
+	if services := map[floorServices][]string{servicePerGroup: groups, servicePerPod: names}[f.services]; len(services) > 0 {
 		// Note: Services have no delete-collection; each goes by name.
-		derr = errors.Join(derr, parallel(ctx, c.o.floorConcurrency, names, func(ctx context.Context, name string) error {
+		derr = errors.Join(derr, parallel(ctx, c.o.floorConcurrency, services, func(ctx context.Context, name string) error {
 			return client.IgnoreNotFound(kube.Delete(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: b.ns, Name: name}}))
 		}))
 	}
@@ -238,16 +273,18 @@ func floorPod(ns, name string, s size, masterRun time.Duration) *corev1.Pod {
 	}
 }
 
-// floorService is the Service of the floor pod name, of the shape the Kubeflow kinds give each
-// pod: headless, publishing the pod before it is ready, selecting that one pod.
-func floorService(ns, name string) *corev1.Service {
+// floorService is a floor's Service name, selecting the pods whose label key is name: headless
+// and publishing its pods before they are ready, as the Services of both APIs' kinds are. Keyed
+// by floorPodLabel it selects one pod, as a kubeflow.org kind's per-replica Service does; by
+// floorGroupLabel, a group's pods, as a T9k job's Service does.
+func floorService(ns, name, key string) *corev1.Service {
 	return &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: corev1.ServiceSpec{
 			ClusterIP:                corev1.ClusterIPNone,
 			PublishNotReadyAddresses: true,
-			Selector:                 map[string]string{floorPodLabel: name},
-			Ports:                    []corev1.ServicePort{{Name: "pytorchjob-port", Port: 23456}},
+			Selector:                 map[string]string{key: name},
+			Ports:                    []corev1.ServicePort{{Name: "floor", Port: 23456}},
 		},
 	}
 }

@@ -213,11 +213,11 @@ func TestControlPlaneRowBesideTheFloor(t *testing.T) {
 		func(r *sizeResult) { r.controlPlaneStart = cp(30, 10, 10) },
 		func(r *sizeResult) { r.controlPlaneStart = cp(50, 20, 14) },
 		func(r *sizeResult) { r.controlPlaneStart = nil }) // not read
-	floor := floorResult{controlPlane: cp(20, 6, 8)}
+	floor := floorResult{size: size{jobs: 200, podsPerJob: 8}, services: servicePerGroup, allRunning: measured(30 * time.Second), controlPlane: cp(20, 6, 8)}
 	got := controlPlaneRow(rs, floor)
 	want := sizeRow{figure: "control plane CPU-seconds in the start phase (API server, etcd, KWOK, scheduler, controller-manager)",
 		measured: "73.0 s [56.0-90.0; 2 of 3 runs] (40.0, 15.0, 12.0, 5.0, 1.0)",
-		target:   "floor's, to all pods Running: 40.0 s (20.0, 6.0, 8.0, 5.0, 1.0)",
+		target:   "floor 200x8 with a Service per job, to all pods Running in 30.000 s: 40.0 s (20.0, 6.0, 8.0, 5.0, 1.0)",
 		values:   []float64{73}}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(sizeRow{})); diff != "" {
 		t.Errorf("control plane row (-want +got):\n%s", diff)
