@@ -160,7 +160,9 @@ type serviceSeen struct {
 // writtenStatus is the operator's last status write of a job: when, and until the cache shows
 // it, what it wrote and the resourceVersion it produced.
 type writtenStatus struct {
-	at              time.Time
+	at time.Time
+	// took is how long the write took, from the request to the answer.
+	took            time.Duration
 	status          *batch.TrainingJobStatus
 	resourceVersion string
 }
@@ -696,7 +698,8 @@ func runningPods(st *batch.TrainingJobStatus) int32 {
 // once per statusInterval, counted from the job's creation or its last status write, so a job whose
 // pods start within the interval is written once, Running; a finished job's while its pods are
 // cleaned up, once per cleanUpStatusWait intervals; a change of counts alone of a Running job once
-// per coalesceFor(statusInterval, its pods), unless it brings every pod running. It returns how long to wait otherwise.
+// per countsWait (coalesceFor(statusInterval, its pods), or 20 times what its last write took),
+// unless it brings every pod running. It returns how long to wait otherwise.
 func (r *jobReconciler) writeStatus(ctx context.Context, job client.Object, model *render.Job, current, next *batch.TrainingJobStatus, cleaning bool, now time.Time) (bool, time.Duration, error) {
 	projected := r.kind.project(next, model)
 	changed, urgent := status.Changed(current, &projected)
@@ -705,8 +708,9 @@ func (r *jobReconciler) writeStatus(ctx context.Context, job client.Object, mode
 	}
 	uid := job.GetUID()
 	r.mu.Lock()
-	last := r.memory(uid).written.at
+	written := r.memory(uid).written
 	r.mu.Unlock()
+	last := written.at
 	if created := job.GetCreationTimestamp().Time; created.After(last) {
 		last = created
 	}
@@ -731,28 +735,48 @@ func (r *jobReconciler) writeStatus(ctx context.Context, job client.Object, mode
 		// Its last pods run: the milestone a user (and Kueue's PodsReady) waits for is not held.
 		due = now
 	case next.Phase == batch.JobRunning && current.Phase == batch.JobRunning:
-		// Counts alone: one interval more per further podsPerWindow pods (coalesceFor's rule). A
-		// big job's counts change many times a second while its pods start, and every write costs
-		// the API server a merge of the whole object (a Kubeflow job carries its pod templates; a
-		// T9k job's status lists every pod: 0.7 MB at 5,000, 1 to 5 s a write) and every watcher
-		// of the kind an event (issue 19; docs/benchmarks.md, "A big job and a burst at once").
-		due = last.Add(coalesceFor(r.statusInterval, int(next.DesiredReplicas)))
+		// Counts alone: one interval more per further podsPerWindow pods (coalesceFor's rule), and
+		// at least countsWriteSpacing times as long as the last write took. A big job's counts
+		// change many times a second while its pods start, and every write costs the API server
+		// a merge of the whole object (a Kubeflow job carries its pod templates; a T9k job's
+		// status lists every pod: 0.7 MB at 5,000, 1 to 2.5 s a write) and every watcher of the
+		// kind an event (issue 19; docs/benchmarks.md, "A big job's counts, spaced by what a
+		// write takes").
+		due = last.Add(countsWait(r.statusInterval, int(next.DesiredReplicas), written.took))
 	}
 	if wait := due.Sub(now); !urgent && wait > 0 {
 		log.FromContext(ctx).V(2).Info("status write deferred", "wait", wait, "phase", next.Phase, "aggregate", next.Aggregate)
 		return false, wait, nil
 	}
+	sent := r.now()
 	rv, err := r.applier.ApplyStatus(ctx, job, r.kind.apiStatus(next, model), StatusFieldManager)
 	if err != nil {
 		return false, 0, err
 	}
+	took := r.now().Sub(sent)
 	r.mu.Lock()
 	m := r.memory(uid)
-	m.written = writtenStatus{at: now, status: projected.DeepCopy(), resourceVersion: rv}
+	m.written = writtenStatus{at: now, took: took, status: projected.DeepCopy(), resourceVersion: rv}
 	m.runningSince = time.Time{}
 	r.mu.Unlock()
 	log.FromContext(ctx).V(1).Info("status written", "urgent", urgent, "phase", next.Phase, "from", current.Phase, "aggregate", next.Aggregate, "was", current.Aggregate)
 	return true, 0, nil
+}
+
+// countsWriteSpacing is how many times as long as its last status write took a Running job's
+// next write of counts alone waits, at least: such writes then take at most about a twentieth of
+// the time. What a write takes is what it costs the API server, and how busy the server is: a
+// 5,000-pod T9k job's status (0.7 MB) took 1 to 2.5 s a write while its pods started, and written
+// every 5 s it slowed the fake kubelet's marking of pods Running to half the scheduler's pace
+// (docs/benchmarks.md, "A big job's counts, spaced by what a write takes"). A small job's write
+// takes milliseconds, so the interval decides.
+const countsWriteSpacing = 20
+
+// countsWait is how long after its last status write a Running job of pods pods writes a change
+// of counts alone: coalesceFor's window, or countsWriteSpacing times what the last write took
+// (took), whichever is longer.
+func countsWait(interval time.Duration, pods int, took time.Duration) time.Duration {
+	return max(coalesceFor(interval, pods), countsWriteSpacing*took)
 }
 
 // runningSince is when the job was first found Running while its status did not say so yet.

@@ -46,6 +46,8 @@ type cluster struct {
 	cleanUps map[string]bool
 	// onCreate, when set, runs after each create request (the test's hand in the cluster).
 	onCreate func()
+	// onStatusApply, when set, runs during each status write (a slow write moves the clock).
+	onStatusApply func()
 }
 
 func newCluster(t *testing.T, job *batch.PyTorchTrainingJob) *cluster {
@@ -94,6 +96,9 @@ func newCluster(t *testing.T, job *batch.PyTorchTrainingJob) *cluster {
 		// The fake cannot apply a CRD's status; store it as an update does.
 		SubResourceApply: func(ctx context.Context, cl client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
 			c.record("apply status " + name(obj))
+			if c.onStatusApply != nil {
+				c.onStatusApply()
+			}
 			data, err := json.Marshal(obj)
 			if err != nil {
 				return err
@@ -559,16 +564,48 @@ func TestTheServiceIsAppliedAgainOnlyWhenItOrTheJobChanged(t *testing.T) {
 func TestCountsOfABigJobAreWrittenLessOften(t *testing.T) {
 	cases := map[string]struct {
 		desired int32
+		took    time.Duration
 		want    time.Duration
 	}{
-		"up to 1,000 pods: one interval": {1000, time.Second},
-		"2,001 pods: three":              {2001, 3 * time.Second},
-		"5,000 pods: five":               {5000, 5 * time.Second},
+		"up to 1,000 pods: one interval":                   {1000, 0, time.Second},
+		"2,001 pods: three":                                {2001, 0, 3 * time.Second},
+		"5,000 pods: five":                                 {5000, 0, 5 * time.Second},
+		"a small job's prompt write: the interval decides": {8, 10 * time.Millisecond, time.Second},
+		"a write of a second: twenty seconds":              {5000, time.Second, 20 * time.Second},
+		"a slow write of a small job is spaced too":        {8, 200 * time.Millisecond, 4 * time.Second},
 	}
 	for name, c := range cases {
-		if got := coalesceFor(time.Second, int(c.desired)); got != c.want {
+		if got := countsWait(time.Second, int(c.desired), c.took); got != c.want {
 			t.Errorf("%s: %s, want %s", name, got, c.want)
 		}
+	}
+}
+
+func TestCountsWaitForWhatTheLastWriteTook(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c, r := newJobCreatedAt(t, &now)
+	reconcileOnce(t, r)
+	c.takeWrites()
+	for _, p := range []string{"j-master-0", "j-worker-0", "j-worker-1", "j-worker-2"} {
+		c.setPod(p, corev1.PodRunning, nil)
+	}
+	now = now.Add(400 * time.Millisecond)
+	c.onStatusApply = func() { now = now.Add(300 * time.Millisecond) } // the server takes 300ms
+	reconcileOnce(t, r)                                                // the gang up: written at once, in 300ms
+	if w := c.takeWrites(); len(w) != 1 {
+		t.Fatalf("the gang up: wrote %v; want the status once", w)
+	}
+	c.onStatusApply = nil
+	c.setPod("j-worker-2", corev1.PodSucceeded, ptr(int32(0)))
+	now = now.Add(100 * time.Millisecond)
+	// A count: 20 x 300ms after the write began, not the interval (1s).
+	if res := reconcileOnce(t, r); len(c.takeWrites()) != 0 || res.RequeueAfter != 5600*time.Millisecond {
+		t.Fatalf("a count 400ms after a write of 300ms: requeue after %s; want no write and 5.6s", res.RequeueAfter)
+	}
+	now = now.Add(5600 * time.Millisecond)
+	reconcileOnce(t, r)
+	if got, _ := c.get(); len(c.takeWrites()) != 1 || got.Status.Aggregate.Running != 3 {
+		t.Fatalf("6s after the write: %d running; want one write with 3", got.Status.Aggregate.Running)
 	}
 }
 
