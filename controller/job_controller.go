@@ -739,7 +739,7 @@ func (r *jobReconciler) writeStatus(ctx context.Context, job client.Object, mode
 		// at least countsWriteSpacing times as long as the last write took. A big job's counts
 		// change many times a second while its pods start, and every write costs the API server
 		// a merge of the whole object (a Kubeflow job carries its pod templates; a T9k job's
-		// status lists every pod: 0.7 MB at 5,000, 1 to 2.5 s a write) and every watcher of the
+		// status lists every pod: 0.7 MB at 5,000, 0.2 to 5.7 s a write) and every watcher of the
 		// kind an event (issue 19; docs/benchmarks.md, "A big job's counts, spaced by what a
 		// write takes").
 		due = last.Add(countsWait(r.statusInterval, int(next.DesiredReplicas), written.took))
@@ -766,10 +766,10 @@ func (r *jobReconciler) writeStatus(ctx context.Context, job client.Object, mode
 // countsWriteSpacing is how many times as long as its last status write took a Running job's
 // next write of counts alone waits, at least: such writes then take at most about a twentieth of
 // the time. What a write takes is what it costs the API server, and how busy the server is: a
-// 5,000-pod T9k job's status (0.7 MB) took 1 to 2.5 s a write while its pods started, and written
-// every 5 s it slowed the fake kubelet's marking of pods Running to half the scheduler's pace
-// (docs/benchmarks.md, "A big job's counts, spaced by what a write takes"). A small job's write
-// takes milliseconds, so the interval decides.
+// 5,000-pod T9k job's status (0.7 MB) took 0.2 to 5.7 s a write while its pods started, 20 to 25
+// writes a start at one window per 1,000 pods; spaced by this rule, 5 to 9, and the API server
+// spent about a sixth less CPU on the start (docs/benchmarks.md, "A big job's counts, spaced by
+// what a write takes"). A small job's write takes milliseconds, so the interval decides.
 const countsWriteSpacing = 20
 
 // countsWait is how long after its last status write a Running job of pods pods writes a change
