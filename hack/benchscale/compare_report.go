@@ -518,18 +518,19 @@ func rssRow(rs []sizeResult, peer peerFigures) sizeRow {
 // kubeflow.org kind's Service per pod), if it was played; else the pods alone.
 func (c *comparison) apiFloorOf(s size, a api) (floorResult, bool) {
 	shape := map[api]floorServices{apiT9k: servicePerGroup, apiKubeflow: servicePerPod}[a]
-	for _, f := range c.floors {
-		if f.size == s && f.services == shape {
-			return f, true
-		}
+	if f, ok := c.floorWith(s, shape); ok {
+		return f, true
 	}
 	return c.floorOf(s)
 }
 
 // floorOf is the floor of size s: its pods alone.
-func (c *comparison) floorOf(s size) (floorResult, bool) {
+func (c *comparison) floorOf(s size) (floorResult, bool) { return c.floorWith(s, podsAlone) }
+
+// floorWith is the floor of size s played with services, if it was.
+func (c *comparison) floorWith(s size, services floorServices) (floorResult, bool) {
 	for _, f := range c.floors {
-		if f.size == s && f.services == podsAlone {
+		if f.size == s && f.services == services {
 			return f, true
 		}
 	}
