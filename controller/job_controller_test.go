@@ -434,6 +434,33 @@ func TestStatusIsBatchedButOutcomesAreWrittenAtOnce(t *testing.T) {
 	}
 }
 
+// A round that creates a job's pods and writes its first status counts them as pending, not as
+// still to create, though the cache has not seen them yet: the next round, which finds them,
+// has nothing to write.
+func TestTheFirstStatusCountsThePodsItsRoundCreated(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	job := testJob(3, batch.RestartPolicyNever)
+	job.CreationTimestamp = metav1.NewTime(now.Add(-3 * time.Second)) // its first status is due
+	c := newCluster(t, job)
+	r := newTestReconciler(c, &now)
+	c.freeze() // the cache will not see the pods this round creates
+	reconcileOnce(t, r)
+	got, pods := c.get()
+	if len(pods.Items) != 4 {
+		t.Fatalf("%d pods after the first round; want 4", len(pods.Items))
+	}
+	if a := got.Status.Aggregate; got.Status.Phase != batch.JobPending || a.Pending != 4 || a.Creating != 0 {
+		t.Fatalf("the first status: %s, %d pending, %d creating; want Pending with the 4 created pods pending", got.Status.Phase, a.Pending, a.Creating)
+	}
+	c.takeWrites()
+	c.thaw()
+	now = now.Add(2 * time.Second)
+	reconcileOnce(t, r) // the cache has the pods now, as the status already says
+	if w := c.takeWrites(); len(w) != 0 {
+		t.Fatalf("the round after: wrote %v; want nothing", w)
+	}
+}
+
 func TestAFinishedJobsCleanUpIsWrittenWhenItEnds(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	c, r := newJobCreatedAt(t, &now)
