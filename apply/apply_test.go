@@ -149,8 +149,9 @@ func TestCreateAllStopsWhenProceedSaysSo(t *testing.T) {
 }
 
 // Creations sent but not answered (waiting behind a write gate, or a slow API server) are
-// cancelled once Proceed says stop, rather than all let through.
-func TestCreateAllCancelsWaitingCreationsWhenProceedSaysStop(t *testing.T) {
+// cancelled as soon as the caller cancels the context, rather than all let through, and
+// CreateAll says why.
+func TestCreateAllStopsAtOnceWhenItsContextIsCancelled(t *testing.T) {
 	c := fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			if obj.GetName() != "p-000" { // all but the canary wait a second for their answer
@@ -165,16 +166,17 @@ func TestCreateAllCancelsWaitingCreationsWhenProceedSaysStop(t *testing.T) {
 	}).Build()
 	a := NewApplier(c, "test", intentKey)
 	errGone := errors.New("the owner is gone")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	time.AfterFunc(150*time.Millisecond, func() { cancel(errGone) })
 	start := time.Now()
-	created, err := a.CreateAll(context.Background(), pods(200), 64, CreateHooks{Proceed: func() error {
-		if time.Since(start) > 150*time.Millisecond {
-			return errGone
-		}
-		return nil
-	}})
+	var asked atomic.Int32
+	created, err := a.CreateAll(ctx, pods(200), 64, CreateHooks{Proceed: func() error { asked.Add(1); return nil }})
 	took := time.Since(start)
 	if !errors.Is(err, errGone) || created != 1 || took >= time.Second {
-		t.Fatalf("CreateAll = %d, %v in %s; want the canary only, the owner's error, well within the second the other 64 waited", created, err, took)
+		t.Fatalf("CreateAll = %d, %v in %s; want the canary only, the cause, well within the second the other 64 waited", created, err, took)
+	}
+	if asked.Load() != 1 {
+		t.Errorf("Proceed asked %d times; want once, after the canary (the window never freed a slot)", asked.Load())
 	}
 }
 

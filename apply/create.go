@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,18 +25,13 @@ type CreateHooks struct {
 	Before func(client.Object)
 	// Done is called for each attempted object with its result.
 	Done func(CreateResult)
-	// Proceed is asked after the canary, every maxParallel objects and every proceedEvery while
-	// creations are under way (from another goroutine: it must be safe to call concurrently); an
-	// error stops CreateAll, which returns it: the owner of the objects may have gone meanwhile
-	// (a job deleted while its thousand pods are created must not get the rest).
+	// Proceed is asked after the canary and every maxParallel objects (a cheap question: the
+	// owner of the objects may have gone meanwhile; a job deleted while its thousand pods are
+	// created must not get the rest); an error stops CreateAll, which returns it. To stop the
+	// creations already sent and still waiting (behind the WriteGate, or for an answer) at once,
+	// the caller cancels ctx instead (context.WithCancelCause): CreateAll returns the cause.
 	Proceed func() error
 }
-
-// proceedEvery is how often CreateAll asks Proceed while creations are under way. Creations sent
-// but still waiting (behind the WriteGate, or for an answer) are then cancelled: a window of 64
-// waiting behind a slow API server took two seconds to drain, and a deleted job's pods went on
-// being created for that long.
-const proceedEvery = 100 * time.Millisecond
 
 // CreateAll creates objs with POST, once each: one object first, as a canary, then the rest with
 // up to maxParallel in flight, a new one sent as soon as one is answered (a window, not batches:
@@ -48,9 +42,10 @@ const proceedEvery = 100 * time.Millisecond
 // 8-pod gang then waits four round trips rather than two.)
 // After an error that is not AlreadyExists nothing more is sent; objects not sent are not
 // reported. hooks.Proceed is asked as the first object after the canary is sent and then as every
-// maxParallel-th more is (once a slot in the window is free): when it says stop, nothing more is sent and CreateAll returns its error once
-// the writes in flight are answered. An object that already exists counts as done, so calling
-// CreateAll again after a failure part-way never duplicates anything.
+// maxParallel-th more is (once a slot in the window is free): when it says stop, the writes in
+// flight are cancelled, nothing more is sent, and CreateAll returns its error; so it does with
+// ctx's cause when the caller cancels ctx. An object that already exists counts as done, so
+// calling CreateAll again after a failure part-way never duplicates anything.
 func (a *Applier) CreateAll(ctx context.Context, objs []client.Object, maxParallel int, hooks CreateHooks) (created int, err error) {
 	if maxParallel < 1 {
 		maxParallel = 1
@@ -96,21 +91,10 @@ func (a *Applier) CreateAll(ctx context.Context, objs []client.Object, maxParall
 	if failed() {
 		return created, errors.Join(errs...)
 	}
-	parent := ctx
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	// toldToStop is Proceed's error once it said stop (not the caller's own cancellation).
-	toldToStop := func() error {
-		if parent.Err() != nil {
-			return nil
-		}
-		return context.Cause(ctx)
-	}
-	if hooks.Proceed != nil {
-		watching := make(chan struct{})
-		defer close(watching)
-		go askEvery(watching, hooks.Proceed, cancel)
-	}
+	// stoppedBy is why no more is sent: Proceed said stop, or the caller cancelled ctx.
+	stoppedBy := func() error { return context.Cause(ctx) }
 	slots := make(chan struct{}, maxParallel)
 	var wg sync.WaitGroup
 	var stopped error
@@ -120,7 +104,7 @@ func (a *Applier) CreateAll(ctx context.Context, objs []client.Object, maxParall
 			<-slots
 			break
 		}
-		if stopped = toldToStop(); stopped != nil {
+		if stopped = stoppedBy(); stopped != nil {
 			<-slots
 			break
 		}
@@ -140,27 +124,10 @@ func (a *Applier) CreateAll(ctx context.Context, objs []client.Object, maxParall
 	}
 	wg.Wait()
 	if stopped == nil {
-		stopped = toldToStop() // Proceed said stop while the last creations waited
+		stopped = stoppedBy() // cancelled while the last creations waited
 	}
 	if stopped != nil {
 		return created, stopped
 	}
 	return created, errors.Join(errs...)
-}
-
-// askEvery asks proceed every proceedEvery until done is closed, and cancels with its error.
-func askEvery(done <-chan struct{}, proceed func() error, cancel context.CancelCauseFunc) {
-	tick := time.NewTicker(proceedEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case <-done:
-			return
-		case <-tick.C:
-			if err := proceed(); err != nil {
-				cancel(err)
-				return
-			}
-		}
-	}
 }

@@ -193,6 +193,8 @@ func (r *jobReconciler) syncReplicaServices(ctx context.Context, job client.Obje
 		}
 		return false, nil
 	}
+	ctx, release := r.untilDeleted(ctx, uid)
+	defer release()
 	_, err = r.applier.CreateAll(ctx, missing, r.createParallelism, apply.CreateHooks{
 		Before:  func(o client.Object) { r.svcExp.ExpectCreation(owner, o) },
 		Done:    func(res apply.CreateResult) { r.svcExp.Created(owner, res) },

@@ -348,6 +348,36 @@ func TestAJobDeletedWhileItsPodsAreCreatedGetsNoMore(t *testing.T) {
 	}
 }
 
+// The job's deletion, seen as an event, stops its creations under way at once, though the cache
+// (frozen here) still shows the job to the question asked between windows.
+func TestAJobsDeletionEventStopsItsCreations(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := newCluster(t, testJob(99, batch.RestartPolicyNever))
+	r := newTestReconciler(c, &now) // the canary, then 8 at a time in flight
+	c.freeze()
+	var creates, whenGone atomic.Int32
+	c.onCreate = func() {
+		if creates.Add(1) == 5 {
+			job, _ := c.get()
+			if err := c.server.Delete(context.Background(), job); err != nil {
+				t.Error(err)
+			}
+			r.jobDeleted(job.UID) // as the job's Delete event does
+			whenGone.Store(creates.Load())
+		}
+	}
+	reconcileOnce(t, r)
+	// Once the job is gone, at most the 8 in flight.
+	if n, gone := creates.Load(), whenGone.Load(); gone == 0 || n > gone+8 {
+		t.Errorf("%d pods created of 100, %d when the job was gone; want at most 8 more", n, gone)
+	}
+	for _, w := range c.takeWrites() {
+		if strings.HasPrefix(w, "apply status") {
+			t.Errorf("wrote %q for a job deleted meanwhile", w)
+		}
+	}
+}
+
 func TestAFinishedJobWithoutPodsReconcilesCleanly(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	c := newCluster(t, testJob(1, batch.RestartPolicyNever))

@@ -143,7 +143,7 @@ func setupJobController(mgr ctrl.Manager, s *shared, kind jobKind, o Options) er
 	jobChanged := predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{})
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named(kind.gvk.Kind).
-		For(kind.newJob(), builder.WithPredicates(jobChanged)).
+		For(kind.newJob(), builder.WithPredicates(jobDeletions(r.jobDeleted), jobChanged)).
 		Watches(&corev1.Pod{}, podEvents(kind, o.PodEventCoalesce, r.podsOf), builder.WithPredicates(trackDeletions(s.deletions, s.exp, kind), podChanged(kind, r.holdsPods))).
 		Watches(&corev1.Service{}, serviceEvents(kind, o.PodEventCoalesce, r.podsOf), builder.WithPredicates(serviceGone(s.svcExp, r.servicesChanged))).
 		Owns(&appsv1.Deployment{}).
@@ -191,6 +191,23 @@ func trackDeletions(t *deletionTracker, exp *apply.Expectations, kind jobKind) p
 				t.deleted(p)
 				exp.Gone(string(controllerOf(p)), p.Name, p.UID)
 			}
+			return true
+		},
+	}
+}
+
+// jobDeletions tells deleted of each job whose deletion is seen (it passes every event on): the
+// job deleted, or marked for deletion (a finalizer holds it).
+func jobDeletions(deleted func(uid types.UID)) predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			if e.ObjectNew.GetDeletionTimestamp() != nil {
+				deleted(e.ObjectNew.GetUID())
+			}
+			return true
+		},
+		DeleteFunc: func(e event.DeleteEvent) bool {
+			deleted(e.Object.GetUID())
 			return true
 		},
 	}
