@@ -119,10 +119,11 @@ type jobMemory struct {
 	// holding: the job's last round held pods back for the scheduler
 	// (Decisions.HeldForScheduler); its pods' bindings then wake it (holdsPods).
 	holding bool
-	// here is cancelled, with errJobGone, when the job's deletion is seen (jobDeleted); the
-	// job's creations under way stop with it (untilDeleted).
-	here context.Context
-	gone context.CancelCauseFunc
+	// deleted: the job's deletion has been seen (jobDeleted).
+	deleted bool
+	// creating holds the cancels of the job's creations under way (untilDeleted); jobDeleted
+	// calls them, on its own goroutine, so that none is sent once it returns.
+	creating map[*byte]context.CancelCauseFunc
 }
 
 // podsOf is the number of pods the job of uid wants, as of its last round (0 before its first).
@@ -642,27 +643,40 @@ var errJobGone = errors.New("the job was deleted while its objects were being cr
 // operator's CPU in a 200-job burst; docs/benchmarks.md, "A new job's first status counts the
 // pods its round created".)
 func (r *jobReconciler) untilDeleted(ctx context.Context, uid types.UID) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	key := new(byte)
 	r.mu.Lock()
 	m := r.memory(uid)
-	if m.here == nil {
-		m.here, m.gone = context.WithCancelCause(context.Background())
+	if m.deleted {
+		cancel(errJobGone)
+	} else {
+		if m.creating == nil {
+			m.creating = map[*byte]context.CancelCauseFunc{}
+		}
+		m.creating[key] = cancel
 	}
-	here := m.here
 	r.mu.Unlock()
-	ctx, cancel := context.WithCancelCause(ctx)
-	stop := context.AfterFunc(here, func() { cancel(context.Cause(here)) })
 	return ctx, func() {
-		stop()
+		r.mu.Lock()
+		delete(m.creating, key)
+		r.mu.Unlock()
 		cancel(nil)
 	}
 }
 
-// jobDeleted stops the creations of the job of uid under way (untilDeleted): its deletion was seen.
+// jobDeleted stops the creations of the job of uid under way (untilDeleted), and any it starts
+// later: its deletion was seen. Once it returns, the CreateAll calls under them start nothing
+// beyond the window already in flight.
 func (r *jobReconciler) jobDeleted(uid types.UID) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if m := r.jobs[uid]; m != nil && m.gone != nil {
-		m.gone(errJobGone)
+	m := r.jobs[uid]
+	if m == nil {
+		return // nothing under way; not recorded, so that nothing outlives the job
+	}
+	m.deleted = true
+	for _, cancel := range m.creating {
+		cancel(errJobGone)
 	}
 }
 
