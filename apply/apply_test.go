@@ -37,10 +37,23 @@ func TestCreateAllSendsACanaryThenBoundedBatches(t *testing.T) {
 	var inFlight, peak atomic.Int32
 	var mu sync.Mutex
 	var order []string
+	// p-001, the first after the canary, waits for a second creation to be in flight, so that
+	// a parallel window shows as one even on one thread; serial creations would leave it waiting.
+	second := make(chan struct{})
+	var secondOnce sync.Once
 	c := fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			n := inFlight.Add(1)
 			defer inFlight.Add(-1)
+			if n >= 2 {
+				secondOnce.Do(func() { close(second) })
+			}
+			if obj.GetName() == "p-001" {
+				select {
+				case <-second:
+				case <-time.After(10 * time.Second): // serial: peak stays 1 and the test fails below
+				}
+			}
 			for {
 				p := peak.Load()
 				if n <= p || peak.CompareAndSwap(p, n) {
@@ -92,7 +105,6 @@ func TestCreateAllStopsAfterAFailureAndResumesWithoutDuplicates(t *testing.T) {
 				afterFailure.Add(1)
 			}
 			if failing && obj.GetName() == "p-005" {
-				failed.Store(true)
 				return errTest
 			}
 			return c.Create(ctx, obj, opts...)
@@ -100,8 +112,14 @@ func TestCreateAllStopsAfterAFailureAndResumesWithoutDuplicates(t *testing.T) {
 	}).Build()
 	a := NewApplier(c, "test", intentKey)
 	// The canary, then up to 4 in flight: p-005 fails. Only creations already let out of the
-	// window when it failed may still reach the server: at most the 3 others of the window.
-	created, err := a.CreateAll(context.Background(), pods(40), 4, CreateHooks{})
+	// window when its failure was taken in (its Done) may still reach the server: at most the 3
+	// others of the window. (Counted from the request's failure instead, more may pass under
+	// load: the window goes on while the failing answer is on its way back.)
+	created, err := a.CreateAll(context.Background(), pods(40), 4, CreateHooks{Done: func(r CreateResult) {
+		if r.Err != nil {
+			failed.Store(true)
+		}
+	}})
 	if !errors.Is(err, errTest) {
 		t.Fatalf("CreateAll error = %v; want the injected failure", err)
 	}
