@@ -122,7 +122,7 @@ type jobMemory struct {
 	// deleted: the job's deletion has been seen (jobDeleted).
 	deleted bool
 	// creating holds the cancels of the job's creations under way (untilDeleted); jobDeleted
-	// calls them, on its own goroutine, so that none is sent once it returns.
+	// calls them itself, so that no new creation is sent once it returns.
 	creating map[*byte]context.CancelCauseFunc
 }
 
