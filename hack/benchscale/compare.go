@@ -242,6 +242,7 @@ func (c *comparison) playSize(ctx context.Context, t *tracker, r *sizeResult) er
 	names := slices.Concat(partNames...)
 	profiled := c.profile(ctx, op, r, "profile")
 	defer profiled.Wait()
+	defer c.profileAPIServer(ctx, r.fileName(), r.label()).Wait()
 	stopSampling := func() []gateSample { return nil }
 	if c.o.gateTimeline {
 		stopSampling = sampleGate(ctx, op)
@@ -360,6 +361,24 @@ func (c *comparison) profile(ctx context.Context, op *localrun.Operator, r *size
 			return
 		}
 		logf("%s: %s profile in %s", r.label(), kind, path)
+	})
+	return &wg
+}
+
+// profileAPIServer fetches a CPU profile of the API server for --pprof-seconds from now into
+// <dir>/apiserver-<name>.pprof, in the background, when --apiserver-pprof asks for it.
+func (c *comparison) profileAPIServer(ctx context.Context, name, label string) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	if !c.o.apiServerPprof {
+		return &wg
+	}
+	path := filepath.Join(c.o.dir, "apiserver-"+name+".pprof")
+	wg.Go(func() {
+		if err := localrun.APIServerProfile(ctx, c.conn.Config, c.o.pprofSeconds, path); err != nil {
+			logf("%s: API server profile: %v", label, err)
+			return
+		}
+		logf("%s: API server profile in %s", label, path)
 	})
 	return &wg
 }

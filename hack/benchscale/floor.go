@@ -71,6 +71,13 @@ type floorResult struct {
 
 func (f floorResult) windowName() string { return "floor " + f.variant() }
 
+// fileName names the floor's files (the API server's profile): "floor-200x8",
+// "floor-200x8-service-per-job", "floor-200x8-services".
+func (f floorResult) fileName() string {
+	suffix := map[floorServices]string{servicePerGroup: "-service-per-job", servicePerPod: "-services"}[f.services]
+	return "floor-" + f.size.String() + suffix
+}
+
 // variant names the size and the floor's Services: "200x8", "200x8 with a Service per job",
 // "200x8 with Services" (a Service per pod).
 func (f floorResult) variant() string {
@@ -182,6 +189,7 @@ func (c *comparison) floorSize(ctx context.Context, b *bench, kube client.Client
 			return nil
 		})
 	}
+	defer c.profileAPIServer(ctx, f.fileName(), f.windowName()).Wait()
 	f.created = time.Now()
 	var err error
 	if f.services == servicePerGroup {

@@ -246,6 +246,9 @@ func TestRunsHaveTheirOwnNames(t *testing.T) {
 		"a mixed size's big job is its own":    {mixed.jobNames()[0][0], "r2-m1x5000"},
 		"a mixed size's burst is its own":      {mixed.jobNames()[1][7], "r2-m50x8-007"},
 		"a mixed size has its own files":       {mixed.fileName(), "t9k-1x5000+50x8-run2"},
+		"the floor's files":                    {floorResult{size: one.size}.fileName(), "floor-200x8"},
+		"the T9k floor's files":                {floorResult{size: one.size, services: servicePerGroup}.fileName(), "floor-200x8-service-per-job"},
+		"the kubeflow.org floor's files":       {floorResult{size: one.size, services: servicePerPod}.fileName(), "floor-200x8-services"},
 	}
 	for name, c := range cases {
 		if c.got != c.want {

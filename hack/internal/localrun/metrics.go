@@ -152,25 +152,62 @@ func (op *Operator) get(ctx context.Context, addr, path string) (io.ReadCloser, 
 // the samples of name matching match: e.g. apiserver_flowcontrol_rejected_requests_total of one
 // priority level.
 func APIServerMetricSum(ctx context.Context, cfg *rest.Config, name string, match map[string]string) (float64, error) {
-	hc, err := rest.HTTPClientFor(cfg)
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	body, err := apiServerGet(ctx, cfg, "/metrics")
 	if err != nil {
 		return 0, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cfg.Host+"/metrics", nil)
+	defer body.Close()
+	return SumSamples(body, name, match)
+}
+
+// APIServerProfile writes a CPU profile of the API server over the next seconds to path, read
+// from its /debug/pprof/profile (served while the server runs with --profiling, its default) with
+// cfg, an identity allowed to read it (the admin).
+func APIServerProfile(ctx context.Context, cfg *rest.Config, seconds int, path string) error {
+	body, err := apiServerGet(ctx, cfg, fmt.Sprintf("/debug/pprof/profile?seconds=%d", seconds))
 	if err != nil {
-		return 0, err
+		return err
+	}
+	defer body.Close()
+	return writeFile(path, body)
+}
+
+// apiServerGet GETs path from the API server with cfg's credentials; a status other than 200 is
+// an error. The caller closes the body.
+func apiServerGet(ctx context.Context, cfg *rest.Config, path string) (io.ReadCloser, error) {
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cfg.Host+path, nil)
+	if err != nil {
+		return nil, err
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("GET /metrics: %s", resp.Status)
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		resp.Body.Close()
+		return nil, fmt.Errorf("GET %s: %s: %s", path, resp.Status, msg)
 	}
-	return SumSamples(resp.Body, name, match)
+	return resp.Body, nil
+}
+
+// writeFile copies r into a new file at path.
+func writeFile(path string, r io.Reader) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, r); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // CPUSeconds is the CPU time the operator has used so far, user and system

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -226,15 +225,7 @@ func (op *Operator) Profile(ctx context.Context, kind string, seconds int, path 
 		return err
 	}
 	defer body.Close()
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, body); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return writeFile(path, body)
 }
 
 // hasFlag: the binary's -help lists the flag.
