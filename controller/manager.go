@@ -76,8 +76,9 @@ type Options struct {
 	MaxWritesInFlight int
 	MinWritesInFlight int
 	SlowWrite         time.Duration
-	// PodEventCoalesce is how long a pod change other than its end, or a Service's change, may
-	// wait to wake its job, so that one round takes many changes.
+	// PodEventCoalesce is how long a pod change other than its end or the start that makes all its
+	// job's pods run, or a Service's change, may wait to wake its job, so that one round takes many
+	// changes.
 	PodEventCoalesce time.Duration
 	// StatusInterval is the least time between two status writes of a job that change only counts.
 	StatusInterval time.Duration
@@ -137,7 +138,7 @@ func NewFlagSet(o *Options, zapOpts *zap.Options) *flag.FlagSet {
 	fs.IntVar(&o.MaxWritesInFlight, "max-writes-in-flight", DefaultMaxWritesInFlight, "write requests in flight to the API server, all jobs together, shared fairly between them (status writes first, deletions last)")
 	fs.IntVar(&o.MinWritesInFlight, "min-writes-in-flight", DefaultMinWritesInFlight, "the least the write bound is cut to when the API server answers 429 or writes are slow")
 	fs.DurationVar(&o.SlowWrite, "slow-write", DefaultSlowWrite, "a write slower than this cuts the write bound, as a 429 does (0: only 429s do)")
-	fs.DurationVar(&o.PodEventCoalesce, "pod-event-coalesce", DefaultPodEventCoalesce, "how long a pod's or a Service's change may wait to wake its job, so that one round takes many changes (a pod that ends wakes its job at once)")
+	fs.DurationVar(&o.PodEventCoalesce, "pod-event-coalesce", DefaultPodEventCoalesce, "how long a pod's or a Service's change may wait to wake its job, so that one round takes many changes (a pod that ends, or the pod whose start makes all its job's pods run, wakes its job at once)")
 	fs.DurationVar(&o.StatusInterval, "status-batch-interval", DefaultStatusInterval, "least time between two status writes of a job that change only pod counts (a Running job's: one more per further 1,000 pods, and at least 20 times as long as its last status write took, but not the change that brings its last pods running)")
 	fs.StringVar(&o.ClusterDomain, "cluster-domain", render.DefaultClusterDomain, "the cluster's DNS domain (the kubelet's --cluster-domain), in torchrun's rendezvous endpoint")
 	fs.IntVar(&o.MaxUnscheduledPods, "max-unscheduled-pods-per-job", DefaultMaxUnscheduledPods, "a job's pods created ahead of the scheduler: a missing pod waits while this many of the job's pods wait for the scheduler (not bound, not found unschedulable), so that a later job's pods are not queued behind a big job's; gang-scheduled jobs are never held (0: no bound)")

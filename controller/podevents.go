@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,13 +21,15 @@ const outcomePriority = 10
 
 // podEvents wakes the job that controls a pod. A pod that has just ended (its phase Succeeded or
 // Failed, or a container that terminated) wakes it at once and ahead of other jobs:
-// that is an outcome or a restart, and its latency is what users see. Every other change (a pod
-// created, bound, running, deleted) wakes the job within its coalescing window (coalesceFor):
-// the thousands of events of a big job's start then make one round per window rather than one
-// per event, each round reading all the job's pods. (Pod counts reach the status at most once per
-// --status-batch-interval anyway.) podsOf is the job's number of pods, by its UID.
+// that is an outcome or a restart, and its latency is what users see. So does the pod whose start
+// makes all the job's pods run (runningCounts): the job's Running is the other moment users wait
+// for. Every other change (a pod created, bound, running, deleted) wakes the job within its
+// coalescing window (coalesceFor): the thousands of events of a big job's start then make one
+// round per window rather than one per event, each round reading all the job's pods. (Pod counts
+// reach the status at most once per --status-batch-interval anyway.) podsOf is the job's number
+// of pods, by its UID.
 func podEvents(kind jobKind, coalesce time.Duration, podsOf func(types.UID) int) handler.EventHandler {
-	return ownedEventHandler{kind: kind, coalesce: coalesce, podsOf: podsOf, urgent: podUpdateEnded}
+	return ownedEventHandler{kind: kind, coalesce: coalesce, podsOf: podsOf, urgent: podUpdateEnded, running: &runningCounts{}}
 }
 
 // serviceEvents wakes the job that controls a Service within its coalescing window, as podEvents
@@ -39,13 +42,64 @@ func serviceEvents(kind jobKind, coalesce time.Duration, podsOf func(types.UID) 
 }
 
 // ownedEventHandler wakes the job that controls an object; urgent (nil: never) says which updates
-// wake it at once.
+// wake it at once and ahead of other jobs; running (nil: not pods) counts each job's running pods.
 type ownedEventHandler struct {
 	kind     jobKind
 	coalesce time.Duration
 	podsOf   func(types.UID) int
 	urgent   func(old, obj client.Object) bool
+	running  *runningCounts
 }
+
+// runningCounts counts each job's pods that run (phase Running, not being deleted) as its pod
+// events have shown them, so that the event of the pod whose start makes all the job's pods run
+// wakes the job at once: without it, the job's status said Running up to a coalescing window
+// (200 ms) after its last pod ran. The informer delivers every change between the versions it
+// holds (a relist too: the pods gone as deletions), so the counts follow its cache; a job is
+// forgotten once none of its pods runs.
+type runningCounts struct {
+	mu sync.Mutex
+	n  map[types.UID]int
+}
+
+// change records that a pod of job went from running (was) to running (is) or not, and returns
+// how many of the job's pods run now.
+func (r *runningCounts) change(job types.UID, was, is bool) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := r.n[job]
+	switch {
+	case is && !was:
+		n++
+	case was && !is:
+		n--
+	}
+	if n <= 0 {
+		delete(r.n, job)
+		return 0
+	}
+	if r.n == nil {
+		r.n = map[types.UID]int{}
+	}
+	r.n[job] = n
+	return n
+}
+
+// runs: obj is a pod that runs and is not being deleted.
+func runs(obj client.Object) bool {
+	p, ok := obj.(*corev1.Pod)
+	return ok && p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning
+}
+
+// wakeNow is how an event wakes its job: within its coalescing window, at once, or at once and
+// ahead of other jobs (an outcome).
+type wakeNow int
+
+const (
+	coalesced wakeNow = iota
+	atOnce
+	outcome
+)
 
 // podsPerWindow is the number of a job's pods that one coalescing window serves.
 const podsPerWindow = 1000
@@ -63,11 +117,15 @@ func coalesceFor(coalesce time.Duration, pods int) time.Duration {
 type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 
 func (h ownedEventHandler) Create(_ context.Context, e event.CreateEvent, q queue) {
-	h.wake(q, e.Object, false)
+	h.wake(q, e.Object, h.started(e.Object, false, runs(e.Object)))
 }
 
 func (h ownedEventHandler) Update(_ context.Context, e event.UpdateEvent, q queue) {
-	h.wake(q, e.ObjectNew, h.urgent != nil && h.urgent(e.ObjectOld, e.ObjectNew))
+	how := h.started(e.ObjectNew, runs(e.ObjectOld), runs(e.ObjectNew))
+	if h.urgent != nil && h.urgent(e.ObjectOld, e.ObjectNew) {
+		how = outcome
+	}
+	h.wake(q, e.ObjectNew, how)
 }
 
 // podUpdateEnded: a pod's update is urgent when the pod has ended (or is not a pod at all).
@@ -78,26 +136,41 @@ func podUpdateEnded(oldObj, obj client.Object) bool {
 }
 
 func (h ownedEventHandler) Delete(_ context.Context, e event.DeleteEvent, q queue) {
-	h.wake(q, e.Object, false)
+	h.wake(q, e.Object, h.started(e.Object, runs(e.Object), false))
 }
 
 func (h ownedEventHandler) Generic(_ context.Context, e event.GenericEvent, q queue) {
-	h.wake(q, e.Object, false)
+	h.wake(q, e.Object, coalesced)
 }
 
-func (h ownedEventHandler) wake(q queue, obj client.Object, urgent bool) {
+// started counts a change of obj, a pod of a job of this kind, from running (was) to running (is)
+// or not, and says atOnce when it made all the job's pods run (a job not yet reconciled wants no
+// pods yet: its pods' events wait their window).
+func (h ownedEventHandler) started(obj client.Object, was, is bool) wakeNow {
+	ref := h.kind.controls(obj)
+	if h.running == nil || ref == nil || was == is {
+		return coalesced
+	}
+	n := h.running.change(ref.UID, was, is)
+	if want := h.podsOf(ref.UID); is && want > 0 && n >= want {
+		return atOnce
+	}
+	return coalesced
+}
+
+func (h ownedEventHandler) wake(q queue, obj client.Object, how wakeNow) {
 	ref := h.kind.controls(obj)
 	if ref == nil {
 		return
 	}
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}}
 	after := time.Duration(0)
-	if !urgent {
+	if how == coalesced {
 		after = coalesceFor(h.coalesce, h.podsOf(ref.UID))
 	}
 	if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
 		opts := priorityqueue.AddOpts{After: after}
-		if urgent {
+		if how == outcome {
 			p := outcomePriority
 			opts.Priority = &p
 		}

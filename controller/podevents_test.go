@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -167,5 +168,63 @@ func TestPodChangedPassesOnlyChangesOfTheKindsOwnPods(t *testing.T) {
 				t.Errorf("podChanged(%s) = %v; want %v", tc.kind.gvk.Kind, got, tc.want)
 			}
 		})
+	}
+}
+
+func TestThePodThatMakesAllAJobsPodsRunWakesItAtOnce(t *testing.T) {
+	const coalesce = 200 * time.Millisecond
+	waiting := corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}
+	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	pending := func(i int) *corev1.Pod {
+		p := eventPod(corev1.PodPending, waiting)
+		p.Name = fmt.Sprintf("j-worker-%d", i)
+		return p
+	}
+	started := func(i int) *corev1.Pod {
+		p := pending(i)
+		p.Status = corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Name: "pytorch", State: running}}}
+		return p
+	}
+	ctx := context.Background()
+	h := podEvents(pyTorchKind, coalesce, func(types.UID) int { return 3 })
+	q := &recordingQueue{}
+	h.Create(ctx, event.CreateEvent{Object: started(0)}, q)                           // running already (a relist): 1 of 3
+	h.Update(ctx, event.UpdateEvent{ObjectOld: pending(1), ObjectNew: started(1)}, q) // 2 of 3
+	h.Update(ctx, event.UpdateEvent{ObjectOld: started(1), ObjectNew: started(1)}, q) // no change: still 2
+	h.Delete(ctx, event.DeleteEvent{Object: started(1)}, q)                           // 1 of 3
+	h.Create(ctx, event.CreateEvent{Object: pending(1)}, q)                           // its successor
+	h.Update(ctx, event.UpdateEvent{ObjectOld: pending(2), ObjectNew: started(2)}, q) // 2 of 3
+	h.Update(ctx, event.UpdateEvent{ObjectOld: pending(1), ObjectNew: started(1)}, q) // 3 of 3: all run
+	deleting := started(0)
+	deleting.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	h.Update(ctx, event.UpdateEvent{ObjectOld: started(0), ObjectNew: deleting}, q)   // 2 of 3
+	h.Update(ctx, event.UpdateEvent{ObjectOld: pending(0), ObjectNew: started(0)}, q) // a new pod 0: 3 of 3 again
+	later := added{Name: "j", After: coalesce}
+	want := []added{later, later, later, later, later, later, {Name: "j"}, later, {Name: "j"}}
+	if diff := cmp.Diff(want, q.adds); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if h.(ownedEventHandler).running.n["u"] != 3 {
+		t.Errorf("running pods counted: %v, want 3 of job u", h.(ownedEventHandler).running.n)
+	}
+
+	// A job not reconciled yet wants no pods as far as the events know: its pod's start waits.
+	fresh := podEvents(pyTorchKind, coalesce, func(types.UID) int { return 0 })
+	q = &recordingQueue{}
+	fresh.Update(ctx, event.UpdateEvent{ObjectOld: pending(0), ObjectNew: started(0)}, q)
+	if diff := cmp.Diff([]added{later}, q.adds); diff != "" {
+		t.Errorf("a job not yet reconciled (-want +got):\n%s", diff)
+	}
+
+	// Once none of a job's pods runs, the job is forgotten.
+	gone := podEvents(pyTorchKind, coalesce, func(types.UID) int { return 1 })
+	q = &recordingQueue{}
+	gone.Update(ctx, event.UpdateEvent{ObjectOld: pending(0), ObjectNew: started(0)}, q)
+	gone.Delete(ctx, event.DeleteEvent{Object: started(0)}, q)
+	if diff := cmp.Diff([]added{{Name: "j"}, later}, q.adds); diff != "" {
+		t.Errorf("a 1-pod job (-want +got):\n%s", diff)
+	}
+	if n := len(gone.(ownedEventHandler).running.n); n != 0 {
+		t.Errorf("a job none of whose pods runs is still counted: %v", gone.(ownedEventHandler).running.n)
 	}
 }
