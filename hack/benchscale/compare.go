@@ -16,7 +16,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
@@ -27,14 +26,13 @@ import (
 // comparison plays the sizes scenario: the floor at every size, then, for each API, every size
 // --runs times, each run against a fresh operator process.
 type comparison struct {
-	o       options
-	repo    string
-	cluster localrun.Cluster
-	conn    localrun.Connection // the bench's own (admin) client: creates jobs, watches
-	id      localrun.Identity   // the operator's and the floor's ServiceAccount
-	flow    localrun.Flow       // how APF classifies the identity's requests
-	runID   string              // suffix of the run's namespaces
-	floors  []floorResult
+	o      options
+	repo   string
+	conn   localrun.Connection // the bench's own (admin) client: creates jobs, watches
+	id     localrun.Identity   // the operator's and the floor's ServiceAccount
+	flow   localrun.Flow       // how APF classifies the identity's requests
+	runID  string              // suffix of the run's namespaces
+	floors []floorResult
 	// sizes holds, per API and size in the order played, the results of its runs (--runs; fewer
 	// when one broke).
 	sizes [][]sizeResult
@@ -244,7 +242,7 @@ func (c *comparison) playSize(ctx context.Context, t *tracker, r *sizeResult) er
 	names := slices.Concat(partNames...)
 	profiled := c.profile(ctx, op, r, "profile")
 	defer profiled.Wait()
-	defer c.profileControlPlane(ctx, r.fileName(), r.label()).Wait()
+	defer c.profileAPIServer(ctx, r.fileName(), r.label()).Wait()
 	stopSampling := func() []gateSample { return nil }
 	if c.o.gateTimeline {
 		stopSampling = sampleGate(ctx, op)
@@ -367,28 +365,21 @@ func (c *comparison) profile(ctx context.Context, op *localrun.Operator, r *size
 	return &wg
 }
 
-// profileControlPlane fetches CPU profiles of the API server and the scheduler for
-// --pprof-seconds from now into <dir>/apiserver-<name>.pprof and <dir>/scheduler-<name>.pprof,
-// in the background, when --control-plane-pprof asks for them.
-func (c *comparison) profileControlPlane(ctx context.Context, name, label string) *sync.WaitGroup {
+// profileAPIServer fetches a CPU profile of the API server for --pprof-seconds from now into
+// <dir>/apiserver-<name>.pprof, in the background, when --apiserver-pprof asks for it.
+func (c *comparison) profileAPIServer(ctx context.Context, name, label string) *sync.WaitGroup {
 	var wg sync.WaitGroup
-	if !c.o.controlPlanePprof {
+	if !c.o.apiServerPprof {
 		return &wg
 	}
-	profiles := map[string]func(ctx context.Context, cfg *rest.Config, seconds int, path string) error{
-		"apiserver": localrun.APIServerProfile,
-		"scheduler": c.cluster.SchedulerProfile,
-	}
-	for process, profile := range profiles {
-		path := filepath.Join(c.o.dir, process+"-"+name+".pprof")
-		wg.Go(func() {
-			if err := profile(ctx, c.conn.Config, c.o.pprofSeconds, path); err != nil {
-				logf("%s: %s profile: %v", label, process, err)
-				return
-			}
-			logf("%s: %s profile in %s", label, process, path)
-		})
-	}
+	path := filepath.Join(c.o.dir, "apiserver-"+name+".pprof")
+	wg.Go(func() {
+		if err := localrun.APIServerProfile(ctx, c.conn.Config, c.o.pprofSeconds, path); err != nil {
+			logf("%s: API server profile: %v", label, err)
+			return
+		}
+		logf("%s: API server profile in %s", label, path)
+	})
 	return &wg
 }
 
