@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -117,15 +118,21 @@ func coalesceFor(coalesce time.Duration, pods int) time.Duration {
 type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 
 func (h ownedEventHandler) Create(_ context.Context, e event.CreateEvent, q queue) {
-	h.wake(q, e.Object, h.started(e.Object, false, runs(e.Object)))
+	if ref := h.kind.controls(e.Object); ref != nil {
+		h.wake(q, e.Object, ref, h.started(ref, false, runs(e.Object)))
+	}
 }
 
 func (h ownedEventHandler) Update(_ context.Context, e event.UpdateEvent, q queue) {
-	how := h.started(e.ObjectNew, runs(e.ObjectOld), runs(e.ObjectNew))
+	ref := h.kind.controls(e.ObjectNew)
+	if ref == nil {
+		return
+	}
+	how := h.started(ref, runs(e.ObjectOld), runs(e.ObjectNew))
 	if h.urgent != nil && h.urgent(e.ObjectOld, e.ObjectNew) {
 		how = outcome
 	}
-	h.wake(q, e.ObjectNew, how)
+	h.wake(q, e.ObjectNew, ref, how)
 }
 
 // podUpdateEnded: a pod's update is urgent when the pod has ended (or is not a pod at all).
@@ -136,19 +143,22 @@ func podUpdateEnded(oldObj, obj client.Object) bool {
 }
 
 func (h ownedEventHandler) Delete(_ context.Context, e event.DeleteEvent, q queue) {
-	h.wake(q, e.Object, h.started(e.Object, runs(e.Object), false))
+	if ref := h.kind.controls(e.Object); ref != nil {
+		h.wake(q, e.Object, ref, h.started(ref, runs(e.Object), false))
+	}
 }
 
 func (h ownedEventHandler) Generic(_ context.Context, e event.GenericEvent, q queue) {
-	h.wake(q, e.Object, coalesced)
+	if ref := h.kind.controls(e.Object); ref != nil {
+		h.wake(q, e.Object, ref, coalesced)
+	}
 }
 
-// started counts a change of obj, a pod of a job of this kind, from running (was) to running (is)
-// or not, and says atOnce when it made all the job's pods run (a job not yet reconciled wants no
-// pods yet: its pods' events wait their window).
-func (h ownedEventHandler) started(obj client.Object, was, is bool) wakeNow {
-	ref := h.kind.controls(obj)
-	if h.running == nil || ref == nil || was == is {
+// started counts a change of a pod of the job of ref from running (was) to running (is) or not,
+// and says atOnce when it made all the job's pods run (a job not yet reconciled wants no pods
+// yet: its pods' events wait their window).
+func (h ownedEventHandler) started(ref *metav1.OwnerReference, was, is bool) wakeNow {
+	if h.running == nil || was == is {
 		return coalesced
 	}
 	n := h.running.change(ref.UID, was, is)
@@ -158,11 +168,8 @@ func (h ownedEventHandler) started(obj client.Object, was, is bool) wakeNow {
 	return coalesced
 }
 
-func (h ownedEventHandler) wake(q queue, obj client.Object, how wakeNow) {
-	ref := h.kind.controls(obj)
-	if ref == nil {
-		return
-	}
+// wake queues the job of ref, which controls obj.
+func (h ownedEventHandler) wake(q queue, obj client.Object, ref *metav1.OwnerReference, how wakeNow) {
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}}
 	after := time.Duration(0)
 	if how == coalesced {
