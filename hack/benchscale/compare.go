@@ -350,35 +350,34 @@ func burstJobs(parts []size, partNames [][]string) []string {
 // "heap") into <dir>/<kind>-<api>-<size>[-run<k>].pprof, in the background, when --pprof asks for
 // it.
 func (c *comparison) profile(ctx context.Context, op *localrun.Operator, r *sizeResult, kind string) *sync.WaitGroup {
-	var wg sync.WaitGroup
 	if !c.o.pprof || op.PprofAddr == "" {
-		return &wg
+		return &sync.WaitGroup{}
 	}
-	path := filepath.Join(c.o.dir, kind+"-"+r.fileName()+".pprof")
-	wg.Go(func() {
-		if err := op.Profile(ctx, kind, c.o.pprofSeconds, path); err != nil {
-			logf("%s: %s profile: %v", r.label(), kind, err)
-			return
-		}
-		logf("%s: %s profile in %s", r.label(), kind, path)
+	return inBackground(r.label(), kind+" profile", filepath.Join(c.o.dir, kind+"-"+r.fileName()+".pprof"), func(path string) error {
+		return op.Profile(ctx, kind, c.o.pprofSeconds, path)
 	})
-	return &wg
 }
 
 // profileAPIServer fetches a CPU profile of the API server for --pprof-seconds from now into
 // <dir>/apiserver-<name>.pprof, in the background, when --apiserver-pprof asks for it.
 func (c *comparison) profileAPIServer(ctx context.Context, name, label string) *sync.WaitGroup {
-	var wg sync.WaitGroup
 	if !c.o.apiServerPprof {
-		return &wg
+		return &sync.WaitGroup{}
 	}
-	path := filepath.Join(c.o.dir, "apiserver-"+name+".pprof")
+	return inBackground(label, "API server profile", filepath.Join(c.o.dir, "apiserver-"+name+".pprof"), func(path string) error {
+		return localrun.APIServerProfile(ctx, c.conn.Config, c.o.pprofSeconds, path)
+	})
+}
+
+// inBackground runs fetch(path) on its own goroutine and logs where what went, or why it did not.
+func inBackground(label, what, path string, fetch func(path string) error) *sync.WaitGroup {
+	var wg sync.WaitGroup
 	wg.Go(func() {
-		if err := localrun.APIServerProfile(ctx, c.conn.Config, c.o.pprofSeconds, path); err != nil {
-			logf("%s: API server profile: %v", label, err)
+		if err := fetch(path); err != nil {
+			logf("%s: %s: %v", label, what, err)
 			return
 		}
-		logf("%s: API server profile in %s", label, path)
+		logf("%s: %s in %s", label, what, path)
 	})
 	return &wg
 }
