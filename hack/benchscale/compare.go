@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
@@ -26,13 +27,14 @@ import (
 // comparison plays the sizes scenario: the floor at every size, then, for each API, every size
 // --runs times, each run against a fresh operator process.
 type comparison struct {
-	o      options
-	repo   string
-	conn   localrun.Connection // the bench's own (admin) client: creates jobs, watches
-	id     localrun.Identity   // the operator's and the floor's ServiceAccount
-	flow   localrun.Flow       // how APF classifies the identity's requests
-	runID  string              // suffix of the run's namespaces
-	floors []floorResult
+	o       options
+	repo    string
+	cluster localrun.Cluster
+	conn    localrun.Connection // the bench's own (admin) client: creates jobs, watches
+	id      localrun.Identity   // the operator's and the floor's ServiceAccount
+	flow    localrun.Flow       // how APF classifies the identity's requests
+	runID   string              // suffix of the run's namespaces
+	floors  []floorResult
 	// sizes holds, per API and size in the order played, the results of its runs (--runs; fewer
 	// when one broke).
 	sizes [][]sizeResult
@@ -242,7 +244,7 @@ func (c *comparison) playSize(ctx context.Context, t *tracker, r *sizeResult) er
 	names := slices.Concat(partNames...)
 	profiled := c.profile(ctx, op, r, "profile")
 	defer profiled.Wait()
-	defer c.profileAPIServer(ctx, r.fileName(), r.label()).Wait()
+	defer c.profileControlPlane(ctx, r.fileName(), r.label()).Wait()
 	stopSampling := func() []gateSample { return nil }
 	if c.o.gateTimeline {
 		stopSampling = sampleGate(ctx, op)
@@ -358,15 +360,25 @@ func (c *comparison) profile(ctx context.Context, op *localrun.Operator, r *size
 	})
 }
 
-// profileAPIServer fetches a CPU profile of the API server for --pprof-seconds from now into
-// <dir>/apiserver-<name>.pprof, in the background, when --apiserver-pprof asks for it.
-func (c *comparison) profileAPIServer(ctx context.Context, name, label string) *sync.WaitGroup {
-	if !c.o.apiServerPprof {
-		return &sync.WaitGroup{}
+// profileControlPlane fetches CPU profiles of the API server and the scheduler for
+// --pprof-seconds from now into <dir>/apiserver-<name>.pprof and <dir>/scheduler-<name>.pprof,
+// in the background, when --control-plane-pprof asks for them.
+func (c *comparison) profileControlPlane(ctx context.Context, name, label string) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	if !c.o.controlPlanePprof {
+		return &wg
 	}
-	return inBackground(label, "API server profile", filepath.Join(c.o.dir, "apiserver-"+name+".pprof"), func(path string) error {
-		return localrun.APIServerProfile(ctx, c.conn.Config, c.o.pprofSeconds, path)
-	})
+	profiles := map[string]func(ctx context.Context, cfg *rest.Config, seconds int, path string) error{
+		"apiserver": localrun.APIServerProfile,
+		"scheduler": c.cluster.SchedulerProfile,
+	}
+	for process, profile := range profiles {
+		fetched := inBackground(label, process+" profile", filepath.Join(c.o.dir, process+"-"+name+".pprof"), func(path string) error {
+			return profile(ctx, c.conn.Config, c.o.pprofSeconds, path)
+		})
+		wg.Go(fetched.Wait)
+	}
+	return &wg
 }
 
 // inBackground runs fetch(path) on its own goroutine and logs where what went, or why it did not.

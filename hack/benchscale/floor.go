@@ -189,7 +189,7 @@ func (c *comparison) floorSize(ctx context.Context, b *bench, kube client.Client
 			return nil
 		})
 	}
-	defer c.profileAPIServer(ctx, f.fileName(), f.windowName()).Wait()
+	defer c.profileControlPlane(ctx, f.fileName(), f.windowName()).Wait()
 	f.created = time.Now()
 	var err error
 	if f.services == servicePerGroup {

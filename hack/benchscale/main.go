@@ -66,8 +66,9 @@ type options struct {
 	phaseTimeout time.Duration
 	pprof        bool
 	pprofSeconds int
-	// apiServerPprof: a CPU profile of the API server over the same window as the operator's.
-	apiServerPprof bool
+	// controlPlanePprof: CPU profiles of the API server and the scheduler from each size's and
+	// floor's first create.
+	controlPlanePprof bool
 	// gateTimeline: the timelines sample the operator's write gate (sampleGate).
 	gateTimeline bool
 	// scenarios are those to play: sizes (issue 19: both APIs at --sizes beside the floor), or
@@ -182,7 +183,7 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.settle, "settle", 2*time.Second, "a status has settled when no job or pod changed for this long (more than the operator's --status-batch-interval)")
 	fs.DurationVar(&o.phaseTimeout, "phase-timeout", 5*time.Minute, "longest a phase may take before the run counts as broken")
 	fs.BoolVar(&o.pprof, "pprof", false, "capture a CPU profile of the operator from the big job's creation (sizes: from each size's, and a heap profile when it runs; with --runs above 1, in every run, into files named -run<k>) into <dir>/*.pprof")
-	fs.BoolVar(&o.apiServerPprof, "apiserver-pprof", false, "capture a CPU profile of the API server for --pprof-seconds from each size's first create, the floors' too, into <dir>/apiserver-<api>-<size>.pprof and <dir>/apiserver-floor-<variant>.pprof (with --runs above 1, -run<k>)")
+	fs.BoolVar(&o.controlPlanePprof, "control-plane-pprof", false, "capture CPU profiles of the API server and the kube-scheduler for --pprof-seconds from each size's first create, the floors' too, into <dir>/{apiserver,scheduler}-<api>-<size>.pprof and <dir>/{apiserver,scheduler}-floor-<variant>.pprof (with --runs above 1, -run<k>)")
 	fs.IntVar(&o.pprofSeconds, "pprof-seconds", 0, "length of the CPU profile (default 30 at full scale, 10 at small)")
 	fs.BoolVar(&o.gateTimeline, "gate-timeline", false, "read the operator's write gate metrics every 0.25 s from the first create until every job runs, into the timelines' gate columns. A diagnosis: each read costs the operator about 4 ms of CPU, which its CPU figures then include")
 	fs.DurationVar(&o.kwokDeleteDelay, "kwok-pod-delete-delay", time.Second, "how long the fake kubelet takes to confirm a pod's deletion when the gang-restart scenario is played (0: at once, as otherwise). KWOK v0.8 deletes by name, and when it lags behind a gang restart it acts on stale events of the old pods and deletes the new pods of their names; the delay lets the new pods' events cancel those deletions")
@@ -390,7 +391,7 @@ func flowText(f localrun.Flow, err error) string {
 
 // runSizes plays the sizes scenario and reports it.
 func runSizes(ctx context.Context, o options, repo string, cl localrun.Cluster, conn localrun.Connection, id localrun.Identity, flow localrun.Flow, apf, loadBefore string) error {
-	c := &comparison{o: o, repo: repo, conn: conn, id: id, flow: flow, runID: fmt.Sprint(time.Now().Unix())}
+	c := &comparison{o: o, repo: repo, cluster: cl, conn: conn, id: id, flow: flow, runID: fmt.Sprint(time.Now().Unix())}
 	if cpu, err := cl.ControlPlaneCPU(); err != nil {
 		logf("the control plane's processes: %v; sizes start without waiting for it to be quiet", err)
 	} else {

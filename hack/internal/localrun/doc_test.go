@@ -16,3 +16,13 @@ func TestCPUModel(t *testing.T) {
 		}
 	}
 }
+
+func TestFlagValue(t *testing.T) {
+	args := []string{"/bin/kube-scheduler", "--bind-address=127.0.0.1", "--secure-port=32761", "--leader-elect=false", ""}
+	if got := flagValue(args, "--secure-port"); got != "32761" {
+		t.Errorf("--secure-port: %q, want 32761", got)
+	}
+	if got := flagValue(args, "--port"); got != "" {
+		t.Errorf("--port, not given: %q, want none", got)
+	}
+}

@@ -166,6 +166,49 @@ func APIServerMetricSum(ctx context.Context, cfg *rest.Config, name string, matc
 // from its /debug/pprof/profile (served while the server runs with --profiling, its default) with
 // cfg, an identity allowed to read it (the admin).
 func APIServerProfile(ctx context.Context, cfg *rest.Config, seconds int, path string) error {
+	return cpuProfile(ctx, cfg, seconds, path)
+}
+
+// SchedulerProfile writes a CPU profile of the cluster's kube-scheduler over the next seconds to
+// path. The scheduler serves /debug/pprof on its secure port (its --secure-port, read from its
+// command line) on loopback, and asks the API server whether cfg's identity (the admin's client
+// certificate) may read it; its serving certificate is its own self-signed one, not verified.
+func (c Cluster) SchedulerProfile(ctx context.Context, cfg *rest.Config, seconds int, path string) error {
+	pids, err := c.ControlPlanePIDs()
+	if err != nil {
+		return err
+	}
+	pid, ok := pids["kube-scheduler"]
+	if !ok {
+		return fmt.Errorf("no kube-scheduler among the cluster's processes")
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return err
+	}
+	port := flagValue(strings.Split(string(cmdline), "\x00"), "--secure-port")
+	if port == "" {
+		return fmt.Errorf("the kube-scheduler (pid %d) has no --secure-port", pid)
+	}
+	sched := rest.CopyConfig(cfg)
+	sched.Host = "https://127.0.0.1:" + port
+	sched.TLSClientConfig.Insecure = true
+	sched.TLSClientConfig.CAData, sched.TLSClientConfig.CAFile = nil, ""
+	return cpuProfile(ctx, sched, seconds, path)
+}
+
+// flagValue is the value of --name=value among args; "" when it is not there.
+func flagValue(args []string, name string) string {
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// cpuProfile writes the CPU profile that cfg's server takes over the next seconds to path.
+func cpuProfile(ctx context.Context, cfg *rest.Config, seconds int, path string) error {
 	body, err := apiServerGet(ctx, cfg, fmt.Sprintf("/debug/pprof/profile?seconds=%d", seconds))
 	if err != nil {
 		return err
@@ -174,7 +217,8 @@ func APIServerProfile(ctx context.Context, cfg *rest.Config, seconds int, path s
 	return writeFile(path, body)
 }
 
-// apiServerGet GETs path from the API server with cfg's credentials; a status other than 200 is
+// apiServerGet GETs path from cfg's server (the API server, or a component that asks it who may)
+// with cfg's credentials; a status other than 200 is
 // an error. The caller closes the body.
 func apiServerGet(ctx context.Context, cfg *rest.Config, path string) (io.ReadCloser, error) {
 	hc, err := rest.HTTPClientFor(cfg)
