@@ -344,7 +344,9 @@ func (g *WriteGate) grant() {
 // completion was 0.148 and 0.146 s in two invocations of 3 runs, against 0.271 and 0.276 s with
 // half (docs/benchmarks.md). A finished job's clean-up then takes longer, which nothing waits
 // on. A gang restart's deletions, which the restart waits on, are not clean-up (WithCleanUp):
-// under this share they made a restart 1.64x its start in one run, against 1.5x.
+// under this share they made a restart 1.64x its start in one run, against 1.5x. Nor a
+// thirty-second (one deletion in flight): that took at most tens of milliseconds off the worst
+// completion, and finished jobs' workers, which hold GPUs, were deleted 4-15 times later.
 const cleanUpDivisor = 8
 
 // cleanUpShare is how many deletions may be in flight: 1/cleanUpDivisor of the limit, at least one.
