@@ -352,12 +352,13 @@ func burstJobs(parts []size, partNames [][]string) []string {
 // "heap") into <dir>/<kind>-<api>-<size>[-run<k>].pprof, in the background, when --pprof asks for
 // it.
 func (c *comparison) profile(ctx context.Context, op *localrun.Operator, r *sizeResult, kind string) *sync.WaitGroup {
-	if !c.o.pprof || op.PprofAddr == "" {
-		return &sync.WaitGroup{}
+	var wg sync.WaitGroup
+	if c.o.pprof && op.PprofAddr != "" {
+		inBackground(&wg, r.label(), kind+" profile", filepath.Join(c.o.dir, kind+"-"+r.fileName()+".pprof"), func(path string) error {
+			return op.Profile(ctx, kind, c.o.pprofSeconds, path)
+		})
 	}
-	return inBackground(r.label(), kind+" profile", filepath.Join(c.o.dir, kind+"-"+r.fileName()+".pprof"), func(path string) error {
-		return op.Profile(ctx, kind, c.o.pprofSeconds, path)
-	})
+	return &wg
 }
 
 // profileControlPlane fetches CPU profiles of the API server and the scheduler for
@@ -373,17 +374,15 @@ func (c *comparison) profileControlPlane(ctx context.Context, name, label string
 		"scheduler": c.cluster.SchedulerProfile,
 	}
 	for process, profile := range profiles {
-		fetched := inBackground(label, process+" profile", filepath.Join(c.o.dir, process+"-"+name+".pprof"), func(path string) error {
+		inBackground(&wg, label, process+" profile", filepath.Join(c.o.dir, process+"-"+name+".pprof"), func(path string) error {
 			return profile(ctx, c.conn.Config, c.o.pprofSeconds, path)
 		})
-		wg.Go(fetched.Wait)
 	}
 	return &wg
 }
 
-// inBackground runs fetch(path) on its own goroutine and logs where what went, or why it did not.
-func inBackground(label, what, path string, fetch func(path string) error) *sync.WaitGroup {
-	var wg sync.WaitGroup
+// inBackground runs fetch(path) on a goroutine of wg and logs where what went, or why it did not.
+func inBackground(wg *sync.WaitGroup, label, what, path string, fetch func(path string) error) {
 	wg.Go(func() {
 		if err := fetch(path); err != nil {
 			logf("%s: %s: %v", label, what, err)
@@ -391,7 +390,6 @@ func inBackground(label, what, path string, fetch func(path string) error) *sync
 		}
 		logf("%s: %s in %s", label, what, path)
 	})
-	return &wg
 }
 
 // waitStarted waits until every job's status has shown it Running, and all its pods running,
