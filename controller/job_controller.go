@@ -75,8 +75,9 @@ type jobReconciler struct {
 	clusterDomain string
 	// nodeLostAfter is how long a node may be not Ready before its pods are lost (--node-lost-after).
 	nodeLostAfter time.Duration
-	// maxUnscheduledPods bounds a job's pods waiting for the scheduler (--max-unscheduled-pods-per-job).
-	maxUnscheduledPods int
+	// shares bounds a job's pods waiting for the scheduler: its share of the operator's bound
+	// (--max-unscheduled-pods, --max-unscheduled-pods-per-job); nil: no bound.
+	shares *schedulerShares
 	// deletions knows which pods someone else deleted.
 	deletions *deletionTracker
 	// retry brings a job back whose background clean-up failed (deleteInBackground).
@@ -184,7 +185,8 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		return ctrl.Result{}, err
 	}
 	if job.GetDeletionTimestamp() != nil {
-		return ctrl.Result{}, nil // the garbage collector removes what it owns
+		r.shares.set(job.GetUID(), false) // it creates no more pods
+		return ctrl.Result{}, nil         // the garbage collector removes what it owns
 	}
 	if !r.kind.managed(job) {
 		logger.V(1).Info("left alone: runPolicy.managedBy names another controller")
@@ -221,15 +223,15 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		Job: model, Pods: pods, InstalledCRDs: installed, Kueue: queued, Now: now, ClusterDomain: r.clusterDomain,
 		OnlyPodsToCreate: true, MaxPodsToCreate: maxPodsPerRound,
 		DeletedPods: deleted, Nodes: r.nodeStates(ctx, pods), NodeLostAfter: r.nodeLostAfter,
-		MaxUnscheduledPods: r.maxUnscheduledPods,
+		MaxUnscheduledPods: r.shares.of(uid),
 	})
 
-	if renderErr == nil {
-		// Known before the round creates pods, whose bindings then wake the job (holdsPods).
-		r.mu.Lock()
-		r.memory(uid).holding = out.Decisions.HeldForScheduler > 0
-		r.mu.Unlock()
-	}
+	// Known before the round creates pods, whose bindings then wake the job (holdsPods).
+	holding := renderErr == nil && out.Decisions.HeldForScheduler > 0
+	r.mu.Lock()
+	r.memory(uid).holding = holding
+	r.mu.Unlock()
+	r.shares.set(uid, holding)
 	if renderErr == nil && r.recreating(ctx, job, &model, out) && !r.stillExists(ctx, job) {
 		logger.V(1).Info("the job is gone; its cache entry is stale")
 		return ctrl.Result{}, nil
@@ -675,6 +677,7 @@ func (r *jobReconciler) jobDeleted(uid types.UID) {
 		return // nothing under way; not recorded, so that nothing outlives the job
 	}
 	m.deleted = true
+	r.shares.set(uid, false)
 	for _, cancel := range m.creating {
 		cancel(errJobGone)
 	}
@@ -907,6 +910,7 @@ func (r *jobReconciler) forget(name types.NamespacedName) {
 	delete(r.jobs, uid)
 	r.mu.Unlock()
 	if ok {
+		r.shares.set(uid, false)
 		r.exp.Forget(string(uid))
 		r.metrics.forget(uid)
 		r.kueue.forget(uid)

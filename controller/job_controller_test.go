@@ -873,7 +873,7 @@ func controlledBy[T any, P interface {
 func TestAJobHoldsPodsBackUntilItsPodsAreBound(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	c, r := newJobCreatedAt(t, &now) // 1 master + 3 workers
-	r.maxUnscheduledPods = 2
+	r.shares = newSchedulerShares(2, 2)
 	reconcileOnce(t, r)
 	_, pods := c.get()
 	if len(pods.Items) != 2 || !r.holdsPods("job-uid") {

@@ -52,6 +52,9 @@ const (
 	// a round, whose status write of a 5,000-pod T9k job took up to 4.4 s. See docs/design.md, "Pod
 	// creation paced to the scheduler", and docs/benchmarks.md for the windows measured.
 	DefaultMaxUnscheduledPods = 300
+	// DefaultMaxUnscheduledPodsTotal is the same bound for all jobs together, shared between the
+	// jobs paced to the scheduler: the kube-scheduler's queue of pods to bind is one for them all.
+	DefaultMaxUnscheduledPodsTotal = DefaultMaxUnscheduledPods
 )
 
 // gateCooldown is the least time between two cuts of the write gate's limit: about the Retry-After
@@ -90,6 +93,10 @@ type Options struct {
 	// MaxUnscheduledPods bounds a job's pods waiting for the scheduler; the rest are created as
 	// those are bound (render.Input.MaxUnscheduledPods). Zero: no bound.
 	MaxUnscheduledPods int
+	// MaxUnscheduledPodsTotal bounds the same for all jobs together: each job paced to the
+	// scheduler gets an equal share of it, at most MaxUnscheduledPods (schedulerShares). Zero:
+	// each job has MaxUnscheduledPods.
+	MaxUnscheduledPodsTotal int
 }
 
 // Scheme holds every type the operator reads or writes.
@@ -142,6 +149,7 @@ func NewFlagSet(o *Options, zapOpts *zap.Options) *flag.FlagSet {
 	fs.DurationVar(&o.StatusInterval, "status-batch-interval", DefaultStatusInterval, "least time between two status writes of a job that change only pod counts (a Running job's: one more per further 1,000 pods, and at least 20 times as long as its last status write took, but not the change that brings its last pods running)")
 	fs.StringVar(&o.ClusterDomain, "cluster-domain", render.DefaultClusterDomain, "the cluster's DNS domain (the kubelet's --cluster-domain), in torchrun's rendezvous endpoint")
 	fs.IntVar(&o.MaxUnscheduledPods, "max-unscheduled-pods-per-job", DefaultMaxUnscheduledPods, "a job's pods created ahead of the scheduler: a missing pod waits while this many of the job's pods wait for the scheduler (not bound, not found unschedulable), so that a later job's pods are not queued behind a big job's; gang-scheduled jobs are never held (0: no bound)")
+	fs.IntVar(&o.MaxUnscheduledPodsTotal, "max-unscheduled-pods", DefaultMaxUnscheduledPodsTotal, "pods created ahead of the scheduler by all jobs together: the jobs paced to the scheduler (those holding pods back) share this many equally, each at most --max-unscheduled-pods-per-job and at least one, so that several big jobs starting at once keep no more pods waiting than one does (0: each job has --max-unscheduled-pods-per-job)")
 	fs.DurationVar(&o.NodeLostAfter, "node-lost-after", render.DefaultNodeLostAfter, "how long a node may be NotReady or unreachable (from its Ready condition's last transition) before its pods are force-deleted and replaced as a disruption")
 	zapOpts.BindFlags(fs)
 	return fs
@@ -260,6 +268,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	s := newShared(mgr.GetClient())
+	s.shares = newSchedulerShares(o.MaxUnscheduledPodsTotal, o.MaxUnscheduledPods)
 	md, err := metadata.NewForConfig(mgr.GetConfig())
 	if err != nil {
 		return err
@@ -293,6 +302,6 @@ func Run(ctx context.Context, o Options) error {
 		names = append(names, k.gvk.GroupKind().String())
 	}
 	ctrl.Log.WithName("setup").Info("starting trainyard", "kinds", names,
-		"maxConcurrentReconciles", o.MaxConcurrentReconciles, "qps", o.QPS, "burst", o.Burst, "createParallelism", o.CreateParallelism, "maxWritesInFlight", o.MaxWritesInFlight, "nodeLostAfter", o.NodeLostAfter, "maxUnscheduledPodsPerJob", o.MaxUnscheduledPods)
+		"maxConcurrentReconciles", o.MaxConcurrentReconciles, "qps", o.QPS, "burst", o.Burst, "createParallelism", o.CreateParallelism, "maxWritesInFlight", o.MaxWritesInFlight, "nodeLostAfter", o.NodeLostAfter, "maxUnscheduledPodsPerJob", o.MaxUnscheduledPods, "maxUnscheduledPods", o.MaxUnscheduledPodsTotal)
 	return mgr.Start(ctx)
 }

@@ -149,7 +149,7 @@ func TestAPacedKubeflowJobsServicesFollowItsBindings(t *testing.T) {
 	c := newKubeflowCluster(t, 5) // 6 pods
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	r := c.reconciler(&now)
-	r.maxUnscheduledPods = 2
+	r.shares = newSchedulerShares(2, 2)
 	round := func(what string, pods, services int, again bool) {
 		t.Helper()
 		res, err := c.reconcile(t, r)

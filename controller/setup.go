@@ -92,6 +92,8 @@ type shared struct {
 	metrics   *metrics
 	crds      *crdTracker
 	deletions *deletionTracker
+	// shares divides the bound on pods waiting for the scheduler between the jobs paced to it.
+	shares *schedulerShares
 	// kueue is the cache of Kueue's objects, made once Kueue is installed (kueue.go).
 	kueue    *kueueCache
 	pods     byController[corev1.Pod]
@@ -116,27 +118,27 @@ func newShared(c client.Client) *shared {
 // setupJobController registers the reconciler of one job kind with the manager.
 func setupJobController(mgr ctrl.Manager, s *shared, kind jobKind, o Options) error {
 	r := &jobReconciler{
-		client:             mgr.GetClient(),
-		reader:             mgr.GetAPIReader(),
-		kind:               kind,
-		applier:            s.applier,
-		exp:                s.exp,
-		pods:               s.pods,
-		services:           s.services,
-		svcExp:             s.svcExp,
-		retry:              make(chan event.GenericEvent, retryBuffer),
-		recorder:           mgr.GetEventRecorder("trainyard"),
-		metrics:            s.metrics,
-		crds:               s.crds,
-		createParallelism:  o.CreateParallelism,
-		statusInterval:     o.StatusInterval,
-		clusterDomain:      o.ClusterDomain,
-		nodeLostAfter:      o.NodeLostAfter,
-		maxUnscheduledPods: o.MaxUnscheduledPods,
-		deletions:          s.deletions,
-		now:                time.Now,
-		jobs:               map[types.UID]*jobMemory{},
-		names:              map[types.NamespacedName]types.UID{},
+		client:            mgr.GetClient(),
+		reader:            mgr.GetAPIReader(),
+		kind:              kind,
+		applier:           s.applier,
+		exp:               s.exp,
+		pods:              s.pods,
+		services:          s.services,
+		svcExp:            s.svcExp,
+		retry:             make(chan event.GenericEvent, retryBuffer),
+		recorder:          mgr.GetEventRecorder("trainyard"),
+		metrics:           s.metrics,
+		crds:              s.crds,
+		createParallelism: o.CreateParallelism,
+		statusInterval:    o.StatusInterval,
+		clusterDomain:     o.ClusterDomain,
+		nodeLostAfter:     o.NodeLostAfter,
+		shares:            s.shares,
+		deletions:         s.deletions,
+		now:               time.Now,
+		jobs:              map[types.UID]*jobMemory{},
+		names:             map[types.NamespacedName]types.UID{},
 	}
 	// The operator's own status writes change neither generation, labels nor annotations, so
 	// they wake no reconcile; spec edits, /scale, and annotations (a forced reconcile) do.

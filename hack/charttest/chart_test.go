@@ -162,11 +162,11 @@ func TestChartValues(t *testing.T) {
 		},
 		"the operator's flags and extra arguments": {
 			set: []string{"operator.clusterDomain=example.org", "operator.maxConcurrentReconciles=8", "operator.kubeAPIQPS=50",
-				"operator.kubeAPIBurst=100", "operator.createParallelism=16", "operator.maxUnscheduledPodsPerJob=300", "operator.statusBatchInterval=2s",
+				"operator.kubeAPIBurst=100", "operator.createParallelism=16", "operator.maxUnscheduledPodsPerJob=300", "operator.maxUnscheduledPods=600", "operator.statusBatchInterval=2s",
 				"operator.logLevel=debug", "operator.extraArgs={--zap-encoder=console}", "metrics.port=9090", "health.port=9091"},
 			wantArgs: []string{"--leader-elect", "--metrics-bind-address=:9090", "--health-probe-bind-address=:9091",
 				"--cluster-domain=example.org", "--max-concurrent-reconciles=8", "--kube-api-qps=50", "--kube-api-burst=100",
-				"--create-parallelism=16", "--max-unscheduled-pods-per-job=300", "--status-batch-interval=2s", "--zap-log-level=debug", "--zap-encoder=console"},
+				"--create-parallelism=16", "--max-unscheduled-pods-per-job=300", "--max-unscheduled-pods=600", "--status-batch-interval=2s", "--zap-log-level=debug", "--zap-encoder=console"},
 		},
 		"numbers from a values file (JSON numbers) stay integers": {
 			set:      []string{"json:operator.kubeAPIBurst=2000000", "json:operator.createParallelism=128"},

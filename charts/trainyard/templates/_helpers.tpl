@@ -44,6 +44,9 @@ The operator's arguments. --leader-elect whenever more than one replica runs.
 {{- if not (kindIs "invalid" $o.maxUnscheduledPodsPerJob) }}
 - --max-unscheduled-pods-per-job={{ int64 $o.maxUnscheduledPodsPerJob }}
 {{- end }}
+{{- if not (kindIs "invalid" $o.maxUnscheduledPods) }}
+- --max-unscheduled-pods={{ int64 $o.maxUnscheduledPods }}
+{{- end }}
 {{- with $o.statusBatchInterval }}
 - --status-batch-interval={{ . }}
 {{- end }}
