@@ -185,8 +185,8 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		return ctrl.Result{}, err
 	}
 	if job.GetDeletionTimestamp() != nil {
-		r.shares.set(job.GetUID(), false) // it creates no more pods
-		return ctrl.Result{}, nil         // the garbage collector removes what it owns
+		r.shares.set(job.GetUID(), false, 0) // it creates no more pods
+		return ctrl.Result{}, nil            // the garbage collector removes what it owns
 	}
 	if !r.kind.managed(job) {
 		logger.V(1).Info("left alone: runPolicy.managedBy names another controller")
@@ -223,7 +223,7 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		Job: model, Pods: pods, InstalledCRDs: installed, Kueue: queued, Now: now, ClusterDomain: r.clusterDomain,
 		OnlyPodsToCreate: true, MaxPodsToCreate: maxPodsPerRound,
 		DeletedPods: deleted, Nodes: r.nodeStates(ctx, pods), NodeLostAfter: r.nodeLostAfter,
-		MaxUnscheduledPods: r.shares.of(uid),
+		MaxUnscheduledPods: r.shares.window(uid, int(model.PodCount())-len(pods)),
 	})
 
 	// Known before the round creates pods, whose bindings then wake the job (holdsPods).
@@ -231,7 +231,11 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	r.mu.Lock()
 	r.memory(uid).holding = holding
 	r.mu.Unlock()
-	r.shares.set(uid, holding)
+	if holding {
+		r.shares.set(uid, true, int(out.Decisions.WaitingForScheduler)+len(out.Decisions.Create))
+	} else {
+		r.shares.set(uid, false, 0)
+	}
 	if renderErr == nil && r.recreating(ctx, job, &model, out) && !r.stillExists(ctx, job) {
 		logger.V(1).Info("the job is gone; its cache entry is stale")
 		return ctrl.Result{}, nil
@@ -677,7 +681,7 @@ func (r *jobReconciler) jobDeleted(uid types.UID) {
 		return // nothing under way; not recorded, so that nothing outlives the job
 	}
 	m.deleted = true
-	r.shares.set(uid, false)
+	r.shares.set(uid, false, 0)
 	for _, cancel := range m.creating {
 		cancel(errJobGone)
 	}
@@ -910,7 +914,7 @@ func (r *jobReconciler) forget(name types.NamespacedName) {
 	delete(r.jobs, uid)
 	r.mu.Unlock()
 	if ok {
-		r.shares.set(uid, false)
+		r.shares.set(uid, false, 0)
 		r.exp.Forget(string(uid))
 		r.metrics.forget(uid)
 		r.kueue.forget(uid)

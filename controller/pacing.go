@@ -7,36 +7,42 @@ import (
 )
 
 // schedulerShares divides one bound on the pods waiting for the kube-scheduler between the jobs
-// paced to it, whatever their kind (render.Input.MaxUnscheduledPods is one job's share).
+// paced to it, whatever their kind (render.Input.MaxUnscheduledPods is one job's window).
 //
 // Why: the kube-scheduler binds in the order it placed pods, so a job created later waits behind
 // every pod the operator has created ahead of the scheduler, whichever job they belong to. A bound
 // per job alone lets three big jobs starting together keep three times as many pods waiting, and a
-// small job created after them waits three times as long. Shared, the pods waiting stay about the
-// operator's bound however many big jobs start together, and each paced job gets an equal part.
+// small job created after them waits three times as long.
 //
-// A job is paced while its last round held pods back (render's Decisions.HeldForScheduler). Its
-// share is the operator's bound divided by the paced jobs, itself counted, at most the bound per
-// job and at least one pod. A small job whose missing pods fit in that share creates them all and
-// is not paced; nor is a gang-scheduled job, which render never holds. When a job stops being
-// paced, the others' shares grow at their next round (their bindings wake them); when a job
-// starts, the others create nothing until their pods waiting fall below their new share.
+// A job is paced while its last round held pods back (render's Decisions.HeldForScheduler); it is
+// then counted with the pods it left waiting for the scheduler (those observed waiting and those
+// the round created). A job's window is its equal part of the operator's bound, the paced jobs
+// and itself counted, at most the bound per job. A job with more pods missing than that (a big
+// job) also gets no more than the bound leaves beside the other paced jobs' waiting pods, and at
+// least one pod: a paced job then always has a pod waiting, whose binding wakes it (holdsPods),
+// so it never stalls. A job whose missing pods fit in its part (a small job, a few replacements)
+// creates them all at once, and is not paced.
+//
+// The others' counts are as of their last rounds; their bindings since then wake them, and their
+// next rounds count again, so the room is at most one pod-event window behind.
 type schedulerShares struct {
 	// total is the operator's bound (0: none, each job has perJob); perJob is one job's (0: no
 	// pacing at all).
 	total, perJob int
 
-	mu    sync.Mutex
-	paced map[types.UID]struct{}
+	mu sync.Mutex
+	// paced are the paced jobs' pods waiting for the scheduler; waiting is their sum.
+	paced   map[types.UID]int
+	waiting int
 }
 
 func newSchedulerShares(total, perJob int) *schedulerShares {
-	return &schedulerShares{total: total, perJob: perJob, paced: map[types.UID]struct{}{}}
+	return &schedulerShares{total: total, perJob: perJob, paced: map[types.UID]int{}}
 }
 
-// of is the share of the job of uid: the most of its pods that may wait for the scheduler this
-// round (0: not paced).
-func (s *schedulerShares) of(uid types.UID) int {
+// window is the most of the job of uid's pods that may wait for the scheduler after this round,
+// with missing of its pods still to create (0: not paced).
+func (s *schedulerShares) window(uid types.UID, missing int) int {
 	if s == nil {
 		return 0
 	}
@@ -44,24 +50,31 @@ func (s *schedulerShares) of(uid types.UID) int {
 		return s.perJob
 	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	n := len(s.paced)
-	if _, ok := s.paced[uid]; !ok {
+	own, ok := s.paced[uid]
+	if !ok {
 		n++
 	}
-	s.mu.Unlock()
-	return min(s.perJob, max(1, s.total/n))
+	part := max(1, min(s.perJob, s.total/n))
+	if missing <= part {
+		return part
+	}
+	return max(1, min(part, s.total-(s.waiting-own)))
 }
 
-// set records whether the job of uid held pods back in its last round.
-func (s *schedulerShares) set(uid types.UID, held bool) {
+// set records the job of uid after its round: whether it held pods back and, if so, how many of
+// its pods then wait for the scheduler.
+func (s *schedulerShares) set(uid types.UID, held bool, waiting int) {
 	if s == nil {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.waiting -= s.paced[uid]
+	delete(s.paced, uid)
 	if held {
-		s.paced[uid] = struct{}{}
-	} else {
-		delete(s.paced, uid)
+		s.paced[uid] = waiting
+		s.waiting += waiting
 	}
 }

@@ -13,7 +13,8 @@ import (
 
 // TestCreationIsPacedToTheScheduler: with Input.MaxUnscheduledPods a job's missing pods are
 // created only while fewer than that many of its pods wait for the scheduler; pods bound to a node,
-// and pods the scheduler found unschedulable, do not count; a gang is never held.
+// and pods the scheduler found unschedulable, do not count; a gang is never held. The pods counted
+// as waiting are reported (Decisions.WaitingForScheduler: the operator's bound for all jobs).
 func TestCreationIsPacedToTheScheduler(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	j := pytorchJob(10) // 11 pods
@@ -40,14 +41,15 @@ func TestCreationIsPacedToTheScheduler(t *testing.T) {
 		gang         bool
 		onlyToCreate bool
 		create, held int
+		waiting      int // the observed pods counted as waiting for the scheduler
 		rendered     int
 	}{
-		"no bound: the five missing pods are created":               {max: 0, onlyToCreate: true, create: 5, rendered: 5},
-		"a bound of 4 with 3 waiting: one created, four held":       {max: 4, onlyToCreate: true, create: 1, held: 4, rendered: 1},
-		"a bound of 3 with 3 waiting: none created":                 {max: 3, onlyToCreate: true, held: 5},
-		"a bound of 100: all five":                                  {max: 100, onlyToCreate: true, create: 5, rendered: 5},
-		"a gang is never held":                                      {max: 3, gang: true, onlyToCreate: true, create: 5, rendered: 5},
-		"rendered whole, the held pods are still desired (11 pods)": {max: 4, create: 1, held: 4, rendered: 11},
+		"no bound: the five missing pods are created, none counted": {max: 0, onlyToCreate: true, create: 5, rendered: 5},
+		"a bound of 4 with 3 waiting: one created, four held":       {max: 4, onlyToCreate: true, create: 1, held: 4, waiting: 3, rendered: 1},
+		"a bound of 3 with 3 waiting: none created":                 {max: 3, onlyToCreate: true, held: 5, waiting: 3},
+		"a bound of 100: all five":                                  {max: 100, onlyToCreate: true, create: 5, waiting: 3, rendered: 5},
+		"a gang is never held, nor counted":                         {max: 3, gang: true, onlyToCreate: true, create: 5, rendered: 5},
+		"rendered whole, the held pods are still desired (11 pods)": {max: 4, create: 1, held: 4, waiting: 3, rendered: 11},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -62,8 +64,8 @@ func TestCreationIsPacedToTheScheduler(t *testing.T) {
 				t.Fatal(err)
 			}
 			d := out.Decisions
-			if len(d.Create) != tc.create || int(d.HeldForScheduler) != tc.held || len(out.Pods) != tc.rendered {
-				t.Errorf("create %d, held %d, rendered %d pods; want %d, %d, %d", len(d.Create), d.HeldForScheduler, len(out.Pods), tc.create, tc.held, tc.rendered)
+			if len(d.Create) != tc.create || int(d.HeldForScheduler) != tc.held || int(d.WaitingForScheduler) != tc.waiting || len(out.Pods) != tc.rendered {
+				t.Errorf("create %d, held %d, waiting %d, rendered %d pods; want %d, %d, %d, %d", len(d.Create), d.HeldForScheduler, d.WaitingForScheduler, len(out.Pods), tc.create, tc.held, tc.waiting, tc.rendered)
 			}
 		})
 	}

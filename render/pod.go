@@ -29,6 +29,7 @@ func (r *renderer) schedulerRoom() int {
 			waiting++
 		}
 	}
+	r.out.Decisions.WaitingForScheduler = int32(waiting)
 	return max(0, r.in.MaxUnscheduledPods-waiting)
 }
 

@@ -71,6 +71,9 @@ type Decisions struct {
 	// HeldForScheduler counts the desired pods not observed and not created in this round, held
 	// back while Input.MaxUnscheduledPods of the job's pods wait for the scheduler.
 	HeldForScheduler int32 `json:"heldForScheduler,omitempty"`
+	// WaitingForScheduler counts the job's observed pods that wait for the scheduler, when its
+	// creation is paced (Input.MaxUnscheduledPods); those in Create will wait beside them.
+	WaitingForScheduler int32 `json:"waitingForScheduler,omitempty"`
 	// Delete lists the pods to delete, with the reason.
 	Delete []Deletion `json:"delete,omitempty"`
 	// Restarts lists the replicas whose end restarts something in this round: themselves, or

@@ -40,9 +40,14 @@ type size struct {
 func (s size) pods() int    { return s.jobs*s.podsPerJob + s.thenJobs*s.thenPodsPerJob }
 func (s size) workers() int { return s.podsPerJob - 1 }
 
-// burst: several jobs created at once, whose masters exit 0 so that their completion is timed.
-// One job alone is a big job, which runs until deleted.
-func (s size) burst() bool { return s.jobs > 1 }
+// burst: several small jobs created at once, whose masters exit 0 so that their completion is
+// timed. A big job (one alone, or of bigJobPods pods or more: "3x1500") runs until deleted.
+func (s size) burst() bool { return s.jobs > 1 && s.podsPerJob < bigJobPods }
+
+// bigJobPods: a job this big is a big job even beside others of its size. Its master would end
+// before its pods were all created (--master-run-duration), ending the job that the size is there
+// to watch being created.
+const bigJobPods = 1000
 
 // mixed: the size has a second part (then).
 func (s size) mixed() bool { return s.thenJobs > 0 }
@@ -77,7 +82,7 @@ func (s size) title() string {
 	if then, ok := s.then(); ok {
 		return s.first().title() + ", then " + then.title()
 	}
-	if !s.burst() {
+	if s.jobs == 1 {
 		return "1 x " + thousands(s.podsPerJob)
 	}
 	return fmt.Sprintf("%d jobs x %d (%s pods)", s.jobs, s.podsPerJob, thousands(s.pods()))
@@ -85,7 +90,7 @@ func (s size) title() string {
 
 // jobName names job i of the size (of a plain size or a part): s50x8-007, s1x5000.
 func (s size) jobName(i int) string {
-	if !s.burst() {
+	if s.jobs == 1 {
 		return "s" + s.String()
 	}
 	return fmt.Sprintf("s%s-%03d", s, i)

@@ -65,6 +65,7 @@ func TestSizeNames(t *testing.T) {
 	}{
 		"a burst names its jobs by index":   {size{jobs: 200, podsPerJob: 8}, "200 jobs x 8 (1,600 pods)", "s200x8-007"},
 		"a big job is named after its size": {size{jobs: 1, podsPerJob: 5000}, "1 x 5,000", "s1x5000"},
+		"big jobs together by index":        {size{jobs: 3, podsPerJob: 1500}, "3 jobs x 1500 (4,500 pods)", "s3x1500-007"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -95,6 +96,14 @@ func TestMixedSize(t *testing.T) {
 	}
 	if got := burstJobs(s.parts(), [][]string{{"big"}, {"a", "b"}}); !slices.Equal(got, []string{"a", "b"}) {
 		t.Errorf("burst jobs = %v, want the second part's", got)
+	}
+	// Big jobs together are not a burst: their masters run until deleted.
+	s, err = parseSize("3x1500+50x8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := burstJobs(s.parts(), [][]string{{"b1", "b2", "b3"}, {"a", "b"}}); !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("burst jobs of 3x1500+50x8 = %v, want the second part's", got)
 	}
 }
 
