@@ -375,7 +375,7 @@ const (
 	// ReasonNodeLost: some pods were lost with their node and are being replaced.
 	ReasonNodeLost = "NodeLost"
 	// ReasonPodsPaced: some pods are not created yet; they follow as the scheduler binds the job's
-	// other pods (the operator's --max-unscheduled-pods-per-job).
+	// other pods (the operator's --max-unscheduled-pods-per-job and --max-unscheduled-pods).
 	ReasonPodsPaced = "PodsPaced"
 )
 
