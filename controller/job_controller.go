@@ -117,9 +117,6 @@ type jobMemory struct {
 	// createRefused is the API server's refusal of the job's last pod creation, until pods are
 	// created again: the Waiting condition's CreateFailed message.
 	createRefused string
-	// holding: the job's last round held pods back for the scheduler
-	// (Decisions.HeldForScheduler); its pods' bindings then wake it (holdsPods).
-	holding bool
 	// deleted: the job's deletion has been seen (jobDeleted).
 	deleted bool
 	// creating holds the cancels of the job's creations under way (untilDeleted); jobDeleted
@@ -140,10 +137,7 @@ func (r *jobReconciler) podsOf(uid types.UID) int {
 // holdsPods reports whether the job of uid held pods back for the scheduler in its last round:
 // a binding of one of its pods then makes room for another creation, and wakes it.
 func (r *jobReconciler) holdsPods(uid types.UID) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	m := r.jobs[uid]
-	return m != nil && m.holding
+	return r.shares.paces(uid)
 }
 
 // memory is the job's record, created on first use. The caller holds r.mu.
@@ -227,11 +221,7 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	})
 
 	// Known before the round creates pods, whose bindings then wake the job (holdsPods).
-	holding := renderErr == nil && out.Decisions.HeldForScheduler > 0
-	r.mu.Lock()
-	r.memory(uid).holding = holding
-	r.mu.Unlock()
-	if holding {
+	if renderErr == nil && out.Decisions.HeldForScheduler > 0 {
 		r.shares.set(uid, true, int(out.Decisions.WaitingForScheduler)+len(out.Decisions.Create))
 	} else {
 		r.shares.set(uid, false, 0)

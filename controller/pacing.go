@@ -78,3 +78,14 @@ func (s *schedulerShares) set(uid types.UID, held bool, waiting int) {
 		s.waiting += waiting
 	}
 }
+
+// paces reports whether the job of uid held pods back in its last round.
+func (s *schedulerShares) paces(uid types.UID) bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.paced[uid]
+	return ok
+}
