@@ -88,7 +88,7 @@ func waitingCause(in Input, st *batch.TrainingJobStatus) *cause {
 		return c
 	}
 	if held := d.HeldForScheduler; held > 0 {
-		return &cause{batch.ReasonPodsPaced, fmt.Sprintf("%d of %d pods not created yet: they follow as the scheduler binds the job's other pods", held, desired)}
+		return &cause{batch.ReasonPodsPaced, fmt.Sprintf("%d of %d pods not created yet: they follow as the scheduler binds the pods created before them", held, desired)}
 	}
 	return nil
 }

@@ -120,7 +120,7 @@ func TestWaiting(t *testing.T) {
 			job:        newJob(3).Status(running).Obj(),
 			pods:       []corev1.Pod{bound(podOf("master", 0, corev1.PodRunning)), podOf("worker", 0, corev1.PodPending)},
 			maxWaiting: 1,
-			wantReason: batch.ReasonPodsPaced, wantMessage: "2 of 4 pods not created yet: they follow as the scheduler binds the job's other pods",
+			wantReason: batch.ReasonPodsPaced, wantMessage: "2 of 4 pods not created yet: they follow as the scheduler binds the pods created before them",
 		},
 		"every pod running leaves no Waiting condition": {
 			job:  newJob(1).Status(running).Obj(),

@@ -374,8 +374,9 @@ const (
 	ReasonPVCNotFound = "PVCNotFound"
 	// ReasonNodeLost: some pods were lost with their node and are being replaced.
 	ReasonNodeLost = "NodeLost"
-	// ReasonPodsPaced: some pods are not created yet; they follow as the scheduler binds the job's
-	// other pods (the operator's --max-unscheduled-pods-per-job and --max-unscheduled-pods).
+	// ReasonPodsPaced: some pods are not created yet; they follow as the scheduler binds the pods
+	// created before them, the job's own or other jobs' (the operator's
+	// --max-unscheduled-pods-per-job and --max-unscheduled-pods).
 	ReasonPodsPaced = "PodsPaced"
 )
 
