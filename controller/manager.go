@@ -93,9 +93,10 @@ type Options struct {
 	// MaxUnscheduledPods bounds a job's pods waiting for the scheduler; the rest are created as
 	// those are bound (render.Input.MaxUnscheduledPods). Zero: no bound.
 	MaxUnscheduledPods int
-	// MaxUnscheduledPodsTotal bounds the same for all jobs together: each job paced to the
-	// scheduler gets an equal share of it, at most MaxUnscheduledPods (schedulerShares). Zero:
-	// each job has MaxUnscheduledPods.
+	// MaxUnscheduledPodsTotal bounds the same for all jobs together: a job gets at most an equal
+	// part of it and at most MaxUnscheduledPods, and a job with more pods missing than that at most
+	// what the other paced jobs' waiting pods leave (schedulerShares). Zero: each job has
+	// MaxUnscheduledPods.
 	MaxUnscheduledPodsTotal int
 }
 
