@@ -213,11 +213,12 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	}
 	model = render.AdmittedJob(model, queued) // the size Kueue admitted, for status as for render
 	deleted := r.deletions.deletedPods(uid)
+	part, room := r.shares.parts(uid)
 	out, renderErr := render.Render(render.Input{
 		Job: model, Pods: pods, InstalledCRDs: installed, Kueue: queued, Now: now, ClusterDomain: r.clusterDomain,
 		OnlyPodsToCreate: true, MaxPodsToCreate: maxPodsPerRound,
 		DeletedPods: deleted, Nodes: r.nodeStates(ctx, pods), NodeLostAfter: r.nodeLostAfter,
-		MaxUnscheduledPods: r.shares.window(uid, int(model.PodCount())-len(pods)),
+		MaxUnscheduledPods: part, SchedulerRoom: room,
 	})
 
 	// Known before the round creates pods, whose bindings then wake the job (holdsPods).

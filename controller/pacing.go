@@ -7,7 +7,9 @@ import (
 )
 
 // schedulerShares divides one bound on the pods waiting for the kube-scheduler between the jobs
-// paced to it, whatever their kind (render.Input.MaxUnscheduledPods is one job's window).
+// paced to it, whatever their kind: it gives each job's round its part and the room the bound
+// leaves (render.Input's MaxUnscheduledPods and SchedulerRoom; render decides what a job creates
+// with them).
 //
 // Why: the kube-scheduler binds in the order it placed pods, so a job created later waits behind
 // every pod the operator has created ahead of the scheduler, whichever job they belong to. A bound
@@ -16,15 +18,11 @@ import (
 //
 // A job is paced while its last round held pods back (render's Decisions.HeldForScheduler); it is
 // then counted with the pods it left waiting for the scheduler (those observed waiting and those
-// the round created). A job's window is its equal part of the operator's bound, the paced jobs
-// and itself counted, at most the bound per job. A job with more pods missing than that (a big
-// job) also gets no more than the bound leaves beside the other paced jobs' waiting pods, and at
-// least one pod: a paced job then always has a pod waiting, whose binding wakes it (holdsPods),
-// so it never stalls. A job whose missing pods fit in its part (a small job, a few replacements)
-// creates them all at once, and is not paced.
-//
-// The others' counts are as of their last rounds; their bindings since then wake them, and their
-// next rounds count again, so the room is at most one pod-event window behind.
+// the round created). A job's part is an equal part of the operator's bound, the paced jobs and
+// itself counted, at most the bound per job; its room is the bound less the other paced jobs'
+// waiting pods. The others' counts are as of their last rounds; their bindings since then wake
+// them (holdsPods), and their next rounds count again, so the room is at most one pod-event
+// window behind.
 type schedulerShares struct {
 	// total is the operator's bound (0: none, each job has perJob); perJob is one job's (0: no
 	// pacing at all).
@@ -40,14 +38,14 @@ func newSchedulerShares(total, perJob int) *schedulerShares {
 	return &schedulerShares{total: total, perJob: perJob, paced: map[types.UID]int{}}
 }
 
-// window is the most of the job of uid's pods that may wait for the scheduler after this round,
-// with missing of its pods still to create (0: not paced).
-func (s *schedulerShares) window(uid types.UID, missing int) int {
+// parts are the job of uid's part of the bound and the room the bound leaves it, for this round
+// (0 and nil: not paced; a nil room: no bound for all jobs together).
+func (s *schedulerShares) parts(uid types.UID) (part int, room *int) {
 	if s == nil {
-		return 0
+		return 0, nil
 	}
 	if s.perJob <= 0 || s.total <= 0 {
-		return s.perJob
+		return s.perJob, nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -56,11 +54,8 @@ func (s *schedulerShares) window(uid types.UID, missing int) int {
 	if !ok {
 		n++
 	}
-	part := max(1, min(s.perJob, s.total/n))
-	if missing <= part {
-		return part
-	}
-	return max(1, min(part, s.total-(s.waiting-own)))
+	left := s.total - (s.waiting - own)
+	return max(1, min(s.perJob, s.total/n)), &left
 }
 
 // set records the job of uid after its round: whether it held pods back and, if so, how many of

@@ -11,66 +11,57 @@ import (
 
 func TestSchedulerSharesDivideTheBoundBetweenPacedJobs(t *testing.T) {
 	s := newSchedulerShares(300, 300)
-	if got := s.window("a", 1500); got != 300 {
-		t.Errorf("a big job alone: window %d, want 300", got)
+	check := func(what string, uid types.UID, wantPart, wantRoom int) {
+		t.Helper()
+		part, room := s.parts(uid)
+		if part != wantPart || room == nil || *room != wantRoom {
+			t.Errorf("%s: part %d, room %v; want %d and %d", what, part, deref(room), wantPart, wantRoom)
+		}
 	}
+	check("a job alone", "a", 300, 300)
 	s.set("a", true, 300)
-	if got := s.window("a", 1200); got != 300 {
-		t.Errorf("the one paced job: window %d, want 300", got)
-	}
-	if got := s.window("b", 1500); got != 1 {
-		t.Errorf("a big job beside a paced one that fills the bound: window %d, want 1 (one pod, whose binding wakes it)", got)
-	}
-	if got := s.window("b", 8); got != 150 {
-		t.Errorf("a small job beside a paced one: window %d, want its part, 150 (all its 8 pods at once)", got)
-	}
+	check("the one paced job (its own waiting pods leave its room whole)", "a", 300, 300)
+	check("a second job beside a paced one that fills the bound", "b", 150, 0)
 	s.set("b", true, 1)
-	if got := s.window("a", 1200); got != 150 {
-		t.Errorf("the first job beside a second paced one: window %d, want its part, 150", got)
-	}
+	check("the first job beside a second paced one", "a", 150, 299)
 	s.set("a", true, 120) // its pods bound since: it counts what waits now
-	if got := s.window("b", 1499); got != 150 {
-		t.Errorf("room for 180 beside the first's 120: window %d, want its part, 150", got)
-	}
-	s.set("a", true, 200)
-	if got := s.window("b", 1499); got != 100 {
-		t.Errorf("room for 100 beside the first's 200: window %d, want 100", got)
-	}
+	check("the second beside the first's 120", "b", 150, 180)
 	s.set("c", true, 1)
-	if a, b := s.window("a", 1000), s.window("b", 8); a != 100 || b != 100 {
-		t.Errorf("three paced jobs: windows %d and %d, want 100", a, b)
-	}
+	check("three paced jobs", "a", 100, 298)
 	s.set("b", false, 0)
 	s.set("c", false, 0)
-	if got := s.window("a", 1000); got != 300 {
-		t.Errorf("the others no longer paced: window %d, want 300", got)
-	}
-	if s.waiting != 200 || len(s.paced) != 1 {
-		t.Errorf("counted %d waiting pods of %d jobs; want 200 of 1", s.waiting, len(s.paced))
+	check("the others no longer paced", "a", 300, 300)
+	if s.waiting != 120 || len(s.paced) != 1 {
+		t.Errorf("counted %d waiting pods of %d jobs; want 120 of 1", s.waiting, len(s.paced))
 	}
 	for i := range 400 {
 		s.set(types.UID(fmt.Sprint("job-", i)), true, 1)
 	}
-	if got := s.window("a", 1000); got != 1 {
-		t.Errorf("401 paced jobs: window %d, want 1 (never 0: each job makes progress)", got)
-	}
+	check("401 paced jobs (a part is never 0: each job makes progress)", "a", 1, -100)
 
-	if got := newSchedulerShares(1000, 300).window("a", 5000); got != 300 {
-		t.Errorf("operator's bound above the job's: window %d, want the job's 300", got)
+	if part, _ := newSchedulerShares(1000, 300).parts("a"); part != 300 {
+		t.Errorf("operator's bound above the job's: part %d, want the job's 300", part)
 	}
 	perJobOnly := newSchedulerShares(0, 300)
 	perJobOnly.set("a", true, 300)
-	if got := perJobOnly.window("b", 5000); got != 300 {
-		t.Errorf("no operator-wide bound: window %d, want the job's 300", got)
+	if part, room := perJobOnly.parts("b"); part != 300 || room != nil {
+		t.Errorf("no operator-wide bound: part %d, room %v; want the job's 300 and none", part, deref(room))
 	}
-	if got := newSchedulerShares(300, 0).window("a", 5000); got != 0 {
-		t.Errorf("pacing off: window %d, want 0", got)
+	if part, room := newSchedulerShares(300, 0).parts("a"); part != 0 || room != nil {
+		t.Errorf("pacing off: part %d, room %v; want 0 and none", part, deref(room))
 	}
 	var none *schedulerShares
 	none.set("a", true, 3)
-	if got := none.window("a", 5000); got != 0 {
-		t.Errorf("no shares: %d, want 0", got)
+	if part, room := none.parts("a"); part != 0 || room != nil || none.paces("a") {
+		t.Errorf("no shares: part %d, room %v; want 0 and none, and nothing paced", part, deref(room))
 	}
+}
+
+func deref(p *int) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }
 
 // A job that starts while another is paced creates only its share of the operator's bound, and
@@ -85,8 +76,8 @@ func TestAJobBesideAPacedOneCreatesItsShare(t *testing.T) {
 	if len(pods.Items) != 2 || !r.holdsPods("job-uid") {
 		t.Fatalf("beside a paced job: %d pods, holding pods back %v; want 2 (half of 4) and true", len(pods.Items), r.holdsPods("job-uid"))
 	}
-	if got := r.shares.window("another-job", 10); got != 2 {
-		t.Errorf("the other job's share: %d, want 2", got)
+	if part, room := r.shares.parts("another-job"); part != 2 || *room != 2 {
+		t.Errorf("the other job's part and room: %d and %d, want 2 and 2", part, *room)
 	}
 	for _, p := range pods.Items {
 		p.Spec.NodeName = "node-1"
@@ -99,8 +90,8 @@ func TestAJobBesideAPacedOneCreatesItsShare(t *testing.T) {
 	if _, pods = c.get(); len(pods.Items) != 4 || r.holdsPods("job-uid") {
 		t.Fatalf("after the bindings: %d pods, holding pods back %v; want 4 and false", len(pods.Items), r.holdsPods("job-uid"))
 	}
-	if got := r.shares.window("another-job", 10); got != 4 {
-		t.Errorf("the other job's share once this one holds nothing back: %d, want 4", got)
+	if part, room := r.shares.parts("another-job"); part != 4 || *room != 4 {
+		t.Errorf("the other job's part and room once this one holds nothing back: %d and %d, want 4 and 4", part, *room)
 	}
 }
 
@@ -111,15 +102,15 @@ func TestADeletedJobGivesUpItsShare(t *testing.T) {
 	r.shares = newSchedulerShares(4, 4)
 	r.shares.set("another-job", true, 1)
 	reconcileOnce(t, r)
-	if !r.holdsPods("job-uid") || r.shares.window("another-job", 10) != 2 {
-		t.Fatalf("holding %v, the other's share %d; want true and 2", r.holdsPods("job-uid"), r.shares.window("another-job", 10))
+	if part, _ := r.shares.parts("another-job"); !r.holdsPods("job-uid") || part != 2 {
+		t.Fatalf("holding %v, the other's part %d; want true and 2", r.holdsPods("job-uid"), part)
 	}
 	job, _ := c.get()
 	if err := c.server.Delete(context.Background(), job); err != nil {
 		t.Fatal(err)
 	}
 	reconcileOnce(t, r)
-	if got := r.shares.window("another-job", 10); got != 4 {
-		t.Errorf("the other job's share once this one is gone: %d, want 4", got)
+	if part, room := r.shares.parts("another-job"); part != 4 || *room != 4 {
+		t.Errorf("the other job's part and room once this one is gone: %d and %d, want 4 and 4", part, *room)
 	}
 }

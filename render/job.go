@@ -155,6 +155,14 @@ type Input struct {
 	// job's pods wait behind them whatever their priority (docs/design.md, "Pod creation paced to
 	// the scheduler").
 	MaxUnscheduledPods int
+	// SchedulerRoom, when set with MaxUnscheduledPods, is what the operator's bound on pods waiting
+	// for the scheduler, for all jobs together, leaves beside the other jobs' waiting pods. A job
+	// with more pods missing than MaxUnscheduledPods (a big job) keeps at most that many of its
+	// pods waiting, and at least one, whose binding brings its next round; a job whose missing pods
+	// fit in MaxUnscheduledPods creates them all (a small job, a few replacements): its pods are
+	// few, and holding them back would only delay them (docs/design.md, "Pod creation paced to the
+	// scheduler").
+	SchedulerRoom *int
 	// DeletedPods are pods of the job whose deletion someone else started (an eviction, a
 	// preemption, kubectl delete): the controller saw their deletionTimestamp appear, or their
 	// removal, without having asked for it. Each is as last observed and may still be in Pods

@@ -14,7 +14,9 @@ import (
 // TestCreationIsPacedToTheScheduler: with Input.MaxUnscheduledPods a job's missing pods are
 // created only while fewer than that many of its pods wait for the scheduler; pods bound to a node,
 // and pods the scheduler found unschedulable, do not count; a gang is never held. The pods counted
-// as waiting are reported (Decisions.WaitingForScheduler: the operator's bound for all jobs).
+// as waiting are reported (Decisions.WaitingForScheduler: the operator's bound for all jobs). A job
+// with more pods missing than its part keeps at most the room the operator's bound leaves it
+// waiting (Input.SchedulerRoom), and at least one.
 func TestCreationIsPacedToTheScheduler(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	j := pytorchJob(10) // 11 pods
@@ -43,13 +45,20 @@ func TestCreationIsPacedToTheScheduler(t *testing.T) {
 		create, held int
 		waiting      int // the observed pods counted as waiting for the scheduler
 		rendered     int
+		room         *int // Input.SchedulerRoom
+		bound        bool // observe only the three pods the scheduler has had (8 missing)
 	}{
-		"no bound: the five missing pods are created, none counted": {max: 0, onlyToCreate: true, create: 5, rendered: 5},
-		"a bound of 4 with 3 waiting: one created, four held":       {max: 4, onlyToCreate: true, create: 1, held: 4, waiting: 3, rendered: 1},
-		"a bound of 3 with 3 waiting: none created":                 {max: 3, onlyToCreate: true, held: 5, waiting: 3},
-		"a bound of 100: all five":                                  {max: 100, onlyToCreate: true, create: 5, waiting: 3, rendered: 5},
-		"a gang is never held, nor counted":                         {max: 3, gang: true, onlyToCreate: true, create: 5, rendered: 5},
-		"rendered whole, the held pods are still desired (11 pods)": {max: 4, create: 1, held: 4, waiting: 3, rendered: 11},
+		"no bound: the five missing pods are created, none counted":      {max: 0, onlyToCreate: true, create: 5, rendered: 5},
+		"a bound of 4 with 3 waiting: one created, four held":            {max: 4, onlyToCreate: true, create: 1, held: 4, waiting: 3, rendered: 1},
+		"a bound of 3 with 3 waiting: none created":                      {max: 3, onlyToCreate: true, held: 5, waiting: 3},
+		"a bound of 100: all five":                                       {max: 100, onlyToCreate: true, create: 5, waiting: 3, rendered: 5},
+		"a gang is never held, nor counted":                              {max: 3, gang: true, onlyToCreate: true, create: 5, rendered: 5},
+		"rendered whole, the held pods are still desired (11 pods)":      {max: 4, create: 1, held: 4, waiting: 3, rendered: 11},
+		"a big job beside others filling the operator's bound: none":     {max: 4, room: ptr(0), onlyToCreate: true, held: 5, waiting: 3},
+		"the operator's bound leaves 3, all waiting already: none":       {max: 4, room: ptr(3), onlyToCreate: true, held: 5, waiting: 3},
+		"the operator's bound leaves more than the job's part: its part": {max: 4, room: ptr(50), onlyToCreate: true, create: 1, held: 4, waiting: 3, rendered: 1},
+		"missing pods that fit in the part ignore the room: all five":    {max: 10, room: ptr(0), onlyToCreate: true, create: 5, waiting: 3, rendered: 5},
+		"no pod waiting and no room: one, whose binding brings the next": {max: 4, room: ptr(-50), bound: true, onlyToCreate: true, create: 1, held: 7, rendered: 1},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -59,7 +68,11 @@ func TestCreationIsPacedToTheScheduler(t *testing.T) {
 				job = pytorchJob(10) // Volcano
 				crds["podgroups.scheduling.volcano.sh"] = true
 			}
-			out, err := Render(Input{Job: job, Pods: pods, Now: now, InstalledCRDs: crds, MaxUnscheduledPods: tc.max, OnlyPodsToCreate: tc.onlyToCreate})
+			observed := pods
+			if tc.bound {
+				observed = pods[3:]
+			}
+			out, err := Render(Input{Job: job, Pods: observed, Now: now, InstalledCRDs: crds, MaxUnscheduledPods: tc.max, SchedulerRoom: tc.room, OnlyPodsToCreate: tc.onlyToCreate})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -17,8 +17,8 @@ func PodName(job, typ string, index int32) string {
 	return job + "-" + typ + "-" + strconv.FormatInt(int64(index), 10)
 }
 
-// schedulerRoom is how many missing pods this round may create under Input.MaxUnscheduledPods,
-// or -1 when there is no bound (none asked, or a gang-scheduled job).
+// schedulerRoom is how many missing pods this round may create under Input.MaxUnscheduledPods and
+// Input.SchedulerRoom, or -1 when there is no bound (none asked, or a gang-scheduled job).
 func (r *renderer) schedulerRoom() int {
 	if r.in.MaxUnscheduledPods <= 0 || gangOf(r.job) != nil {
 		return -1
@@ -30,7 +30,11 @@ func (r *renderer) schedulerRoom() int {
 		}
 	}
 	r.out.Decisions.WaitingForScheduler = int32(waiting)
-	return max(0, r.in.MaxUnscheduledPods-waiting)
+	window := r.in.MaxUnscheduledPods
+	if room := r.in.SchedulerRoom; room != nil && int(r.job.PodCount())-len(r.observed) > window {
+		window = max(1, min(window, *room))
+	}
+	return max(0, window-waiting)
 }
 
 // unscheduled reports a pod that waits for the scheduler: not bound to a node, not going, and not
