@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,33 +12,33 @@ import (
 
 func TestSchedulerSharesDivideTheBoundBetweenPacedJobs(t *testing.T) {
 	s := newSchedulerShares(300, 300)
-	check := func(what string, uid types.UID, wantPart, wantRoom int) {
+	// round is one job's round: its part and room, then what it left waiting if it held pods back.
+	round := func(what string, uid types.UID, wantPart, wantRoom int, held bool, waiting int) {
 		t.Helper()
 		part, room := s.parts(uid)
 		if part != wantPart || room == nil || *room != wantRoom {
 			t.Errorf("%s: part %d, room %v; want %d and %d", what, part, deref(room), wantPart, wantRoom)
 		}
+		s.set(uid, held, waiting)
 	}
-	check("a job alone", "a", 300, 300)
-	s.set("a", true, 300)
-	check("the one paced job (its own waiting pods leave its room whole)", "a", 300, 300)
-	check("a second job beside a paced one that fills the bound", "b", 150, 0)
-	s.set("b", true, 1)
-	check("the first job beside a second paced one", "a", 150, 299)
-	s.set("a", true, 120) // its pods bound since: it counts what waits now
-	check("the second beside the first's 120", "b", 150, 180)
-	s.set("c", true, 1)
-	check("three paced jobs", "a", 100, 298)
-	s.set("b", false, 0)
-	s.set("c", false, 0)
-	check("the others no longer paced", "a", 300, 300)
-	if s.waiting != 120 || len(s.paced) != 1 {
-		t.Errorf("counted %d waiting pods of %d jobs; want 120 of 1", s.waiting, len(s.paced))
+	round("a job alone", "a", 300, 300, true, 300)
+	round("the one paced job (its own waiting pods leave its room whole)", "a", 300, 300, true, 300)
+	round("a second job beside a paced one that fills the bound", "b", 150, 0, true, 1)
+	round("the first job beside a second paced one", "a", 150, 299, true, 120) // its pods bound since
+	round("the second beside the first's 120", "b", 150, 180, true, 150)
+	round("a third job", "c", 100, 30, true, 1)
+	round("three paced jobs", "a", 100, 149, true, 100)
+	round("a small job beside them takes no share once its round is done", "d", 75, 49, false, 0)
+	round("the second, the small job gone", "b", 100, 199, false, 0)
+	round("the third, the second done", "c", 150, 200, false, 0)
+	round("the first, alone again", "a", 300, 300, true, 90)
+	if s.waiting != 90 || len(s.paced) != 1 || !s.paces("a") || s.paces("b") {
+		t.Errorf("counted %d waiting pods of %d jobs (a paced %v, b paced %v); want 90 of 1, a alone", s.waiting, len(s.paced), s.paces("a"), s.paces("b"))
 	}
 	for i := range 400 {
 		s.set(types.UID(fmt.Sprint("job-", i)), true, 1)
 	}
-	check("401 paced jobs (a part is never 0: each job makes progress)", "a", 1, -100)
+	round("401 paced jobs (a part is never 0: each job makes progress)", "a", 1, -100, true, 90)
 
 	if part, _ := newSchedulerShares(1000, 300).parts("a"); part != 300 {
 		t.Errorf("operator's bound above the job's: part %d, want the job's 300", part)
@@ -54,6 +55,27 @@ func TestSchedulerSharesDivideTheBoundBetweenPacedJobs(t *testing.T) {
 	none.set("a", true, 3)
 	if part, room := none.parts("a"); part != 0 || room != nil || none.paces("a") {
 		t.Errorf("no shares: part %d, room %v; want 0 and none, and nothing paced", part, deref(room))
+	}
+}
+
+// Rounds that render at the same moment, each asking before any has been recorded, share the
+// bound: a round counts as paced from the moment it asks.
+func TestRoundsRenderingTogetherShareTheBound(t *testing.T) {
+	s := newSchedulerShares(300, 300)
+	var parts, rooms []int
+	for _, uid := range []types.UID{"a", "b", "c"} {
+		part, room := s.parts(uid)
+		parts, rooms = append(parts, part), append(rooms, *room)
+	}
+	if want := []int{300, 150, 100}; !slices.Equal(parts, want) {
+		t.Errorf("parts %v, want %v", parts, want)
+	}
+	if want := []int{300, 0, -1}; !slices.Equal(rooms, want) {
+		t.Errorf("rooms %v, want %v (the first round may leave 300 waiting, the others one each)", rooms, want)
+	}
+	s.set("b", false, 0) // a small job after all
+	if part, room := s.parts("d"); part != 100 || *room != -1 {
+		t.Errorf("beside a's 300 and c's one: part %d, room %d; want 100 and -1", part, *room)
 	}
 }
 
