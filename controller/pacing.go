@@ -29,18 +29,27 @@ type schedulerShares struct {
 	total, perJob int
 
 	mu sync.Mutex
-	// paced are the paced jobs' pods waiting for the scheduler; waiting is their sum.
-	paced   map[types.UID]int
-	waiting int
+	// paced are the paced jobs' pods waiting for the scheduler, as of their last rounds; asking
+	// are the rounds rendering now, with as many pods as each may leave waiting; waiting is the
+	// sum of both.
+	paced, asking map[types.UID]int
+	waiting       int
 }
 
 func newSchedulerShares(total, perJob int) *schedulerShares {
-	return &schedulerShares{total: total, perJob: perJob, paced: map[types.UID]int{}}
+	return &schedulerShares{total: total, perJob: perJob, paced: map[types.UID]int{}, asking: map[types.UID]int{}}
 }
 
 // parts are the job of uid's part of the bound and the room the bound leaves it, for the round
 // about to render (0 and nil: not paced; a nil room: no bound for all jobs together). The round
 // must be recorded with set once rendered.
+//
+// Until then the round counts against the others' room with as many pods as it may leave
+// waiting, so that jobs whose rounds render at the same moment share the bound rather than each
+// take all of it (measured: three big jobs created together kept 484 pods waiting before this,
+// docs/benchmarks.md). It does not count among the paced jobs that divide the bound into parts:
+// a burst's small jobs, rendering together, would otherwise shrink each other's parts below
+// their few pods and be held.
 func (s *schedulerShares) parts(uid types.UID) (part int, room *int) {
 	if s == nil {
 		return 0, nil
@@ -56,15 +65,10 @@ func (s *schedulerShares) parts(uid types.UID) (part int, room *int) {
 		n++
 	}
 	part = max(1, min(s.perJob, s.total/n))
-	left := s.total - (s.waiting - own)
-	// Until its round is recorded (set), the job counts as paced, with as many pods waiting as its
-	// round may leave: jobs whose rounds render at the same moment then share the bound, rather
-	// than each taking all of it (measured: three big jobs created together kept 484 pods waiting
-	// before this, docs/benchmarks.md).
-	if reserve := max(1, min(part, left)); !ok || reserve > own {
-		s.waiting += max(reserve, own) - own
-		s.paced[uid] = max(reserve, own)
-	}
+	left := s.total - (s.waiting - own - s.asking[uid])
+	s.waiting -= s.asking[uid]
+	s.asking[uid] = max(0, max(1, min(part, left))-own)
+	s.waiting += s.asking[uid]
 	return part, &left
 }
 
@@ -76,8 +80,9 @@ func (s *schedulerShares) set(uid types.UID, held bool, waiting int) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.waiting -= s.paced[uid]
+	s.waiting -= s.paced[uid] + s.asking[uid]
 	delete(s.paced, uid)
+	delete(s.asking, uid)
 	if held {
 		s.paced[uid] = waiting
 		s.waiting += waiting

@@ -59,7 +59,8 @@ func TestSchedulerSharesDivideTheBoundBetweenPacedJobs(t *testing.T) {
 }
 
 // Rounds that render at the same moment, each asking before any has been recorded, share the
-// bound: a round counts as paced from the moment it asks.
+// bound: a round counts against the others' room from the moment it asks. It does not divide the
+// bound into parts: a burst's small jobs rendering together keep parts that fit their pods.
 func TestRoundsRenderingTogetherShareTheBound(t *testing.T) {
 	s := newSchedulerShares(300, 300)
 	var parts, rooms []int
@@ -67,15 +68,29 @@ func TestRoundsRenderingTogetherShareTheBound(t *testing.T) {
 		part, room := s.parts(uid)
 		parts, rooms = append(parts, part), append(rooms, *room)
 	}
-	if want := []int{300, 150, 100}; !slices.Equal(parts, want) {
+	if want := []int{300, 300, 300}; !slices.Equal(parts, want) {
 		t.Errorf("parts %v, want %v", parts, want)
 	}
 	if want := []int{300, 0, -1}; !slices.Equal(rooms, want) {
 		t.Errorf("rooms %v, want %v (the first round may leave 300 waiting, the others one each)", rooms, want)
 	}
 	s.set("b", false, 0) // a small job after all
-	if part, room := s.parts("d"); part != 100 || *room != -1 {
-		t.Errorf("beside a's 300 and c's one: part %d, room %d; want 100 and -1", part, *room)
+	if part, room := s.parts("d"); part != 300 || *room != -1 {
+		t.Errorf("beside a's 300 and c's one asking: part %d, room %d; want 300 and -1", part, *room)
+	}
+	s.set("a", true, 300)
+	s.set("c", true, 1)
+	s.set("d", true, 1)
+	if s.waiting != 302 || len(s.asking) != 0 {
+		t.Errorf("recorded: %d waiting, %d rounds asking; want 302 and none", s.waiting, len(s.asking))
+	}
+
+	burst := newSchedulerShares(300, 300)
+	burst.set("big", true, 300)
+	for i := range 40 {
+		if part, _ := burst.parts(types.UID(fmt.Sprint("small-", i))); part != 150 {
+			t.Fatalf("the %dth small round rendering together beside one paced job: part %d, want 150", i+1, part)
+		}
 	}
 }
 
