@@ -112,8 +112,6 @@ type jobMemory struct {
 	servicesInSync *servicesSync
 	// servicesSeen: the job's Services (by name) last found as render wants them.
 	servicesSeen map[string]serviceSeen
-	// runningSince is when the job was first found Running while its status did not say so yet.
-	runningSince time.Time
 	// createRefused is the API server's refusal of the job's last pod creation, until pods are
 	// created again: the Waiting condition's CreateFailed message.
 	createRefused string
@@ -754,12 +752,12 @@ func runningPods(st *batch.TrainingJobStatus) int32 {
 }
 
 // writeStatus writes next with server-side apply when it differs from current, and reports
-// whether it did. Urgent changes (an outcome, a restart) are written at once; the others at most
-// once per statusInterval, counted from the job's creation or its last status write, so a job whose
-// pods start within the interval is written once, Running; a finished job's while its pods are
+// whether it did. Urgent changes (an outcome, a restart), the phase turning Running and the change
+// that brings every pod running are written at once; the others at most once per statusInterval,
+// counted from the job's creation or its last status write; a finished job's while its pods are
 // cleaned up, once per cleanUpStatusWait intervals; a change of counts alone of a Running job once
-// per countsWait (coalesceFor(statusInterval, its pods), or 20 times what its last write took),
-// unless it brings every pod running. It returns how long to wait otherwise.
+// per countsWait (coalesceFor(statusInterval, its pods), or 20 times what its last write took).
+// It returns how long to wait otherwise.
 func (r *jobReconciler) writeStatus(ctx context.Context, job client.Object, model *render.Job, current, next *batch.TrainingJobStatus, cleaning bool, now time.Time) (bool, time.Duration, error) {
 	projected := r.kind.project(next, model)
 	changed, urgent := status.Changed(current, &projected)
@@ -782,15 +780,9 @@ func (r *jobReconciler) writeStatus(ctx context.Context, job client.Object, mode
 		// A new job's first status waits up to two intervals for its pods to start, so that a job
 		// whose pods start promptly is written once, already Running.
 		due = last.Add(2 * r.statusInterval)
-	case next.Phase == batch.JobRunning && current.Phase != batch.JobRunning && next.Aggregate.Running == next.DesiredReplicas:
-		// The whole gang runs: say so at once (this write replaces the Pending one that waited).
-		due = now
 	case next.Phase == batch.JobRunning && current.Phase != batch.JobRunning:
-		// Its first pods run: Running waits up to three intervals for the rest of the gang, so that
-		// one write says Running with every replica running.
-		if d := r.runningSince(uid, now).Add(3 * r.statusInterval); d.After(due) {
-			due = d
-		}
+		// Its first pods run: say so at once (this write replaces the Pending one that waited).
+		due = now
 	case next.Phase == batch.JobRunning && current.Phase == batch.JobRunning && next.Aggregate.Running == next.DesiredReplicas && runningPods(current) < next.DesiredReplicas:
 		// Its last pods run: the milestone a user (and Kueue's PodsReady) waits for is not held.
 		due = now
@@ -817,7 +809,6 @@ func (r *jobReconciler) writeStatus(ctx context.Context, job client.Object, mode
 	r.mu.Lock()
 	m := r.memory(uid)
 	m.written = writtenStatus{at: now, took: took, status: projected.DeepCopy(), resourceVersion: rv}
-	m.runningSince = time.Time{}
 	r.mu.Unlock()
 	log.FromContext(ctx).V(1).Info("status written", "urgent", urgent, "phase", next.Phase, "from", current.Phase, "aggregate", next.Aggregate, "was", current.Aggregate)
 	return true, 0, nil
@@ -837,17 +828,6 @@ const countsWriteSpacing = 20
 // (took), whichever is longer.
 func countsWait(interval time.Duration, pods int, took time.Duration) time.Duration {
 	return max(coalesceFor(interval, pods), countsWriteSpacing*took)
-}
-
-// runningSince is when the job was first found Running while its status did not say so yet.
-func (r *jobReconciler) runningSince(uid types.UID, now time.Time) time.Time {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	m := r.memory(uid)
-	if m.runningSince.IsZero() {
-		m.runningSince = now
-	}
-	return m.runningSince
 }
 
 // firstRoundOf reports whether this is the first reconcile of the job's generation (render's

@@ -674,14 +674,12 @@ func TestTheLastPodsRunningAreWrittenAtOnce(t *testing.T) {
 	for _, p := range []string{"j-master-0", "j-worker-0", "j-worker-1"} {
 		c.setPod(p, corev1.PodRunning, nil)
 	}
+	c.takeWrites() // the pods' creations
 	now = now.Add(400 * time.Millisecond)
-	reconcileOnce(t, r) // 3 of 4 running: Running waits for the gang
-	now = now.Add(3 * time.Second)
-	reconcileOnce(t, r)
-	if got, _ := c.get(); got.Status.Phase != batch.JobRunning || got.Status.Aggregate.Running != 3 {
-		t.Fatalf("after three intervals: %s with %d running; want Running with 3", got.Status.Phase, got.Status.Aggregate.Running)
+	reconcileOnce(t, r) // 3 of 4 running: Running, at once
+	if got, _ := c.get(); len(c.takeWrites()) != 1 || got.Status.Phase != batch.JobRunning || got.Status.Aggregate.Running != 3 {
+		t.Fatalf("3 of 4 pods running: %s with %d running; want one write, Running with 3", got.Status.Phase, got.Status.Aggregate.Running)
 	}
-	c.takeWrites()
 	c.setPod("j-worker-2", corev1.PodRunning, nil)
 	now = now.Add(100 * time.Millisecond)
 	reconcileOnce(t, r) // a count, but the one that brings every pod running: not held
@@ -709,24 +707,24 @@ func TestRunningPodsOfBothShapes(t *testing.T) {
 	}
 }
 
-func TestRunningWaitsForTheGangUpToThreeIntervals(t *testing.T) {
+func TestRunningIsWrittenWhenTheFirstPodRuns(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	c, r := newJobCreatedAt(t, &now)
 	reconcileOnce(t, r)
 	now = now.Add(2 * time.Second)
 	reconcileOnce(t, r) // Pending, written
 	c.setPod("j-master-0", corev1.PodRunning, nil)
-	now = now.Add(2 * time.Second)
+	now = now.Add(100 * time.Millisecond)
 	c.takeWrites()
-	res := reconcileOnce(t, r) // 1 of 4 running: Running waits for the others
-	if w := c.takeWrites(); len(w) != 0 || res.RequeueAfter != 3*time.Second {
-		t.Fatalf("first pod running: wrote %v, requeue after %s; want nothing and 3s", w, res.RequeueAfter)
+	reconcileOnce(t, r) // 1 of 4 running, 100ms after the Pending write: the phase turns, written at once
+	if got, _ := c.get(); len(c.takeWrites()) != 1 || got.Status.Phase != batch.JobRunning || got.Status.Aggregate.Running != 1 {
+		t.Fatalf("first pod running: status %s with %d running; want one write, Running with 1", got.Status.Phase, got.Status.Aggregate.Running)
 	}
 	for _, p := range []string{"j-worker-0", "j-worker-1", "j-worker-2"} {
 		c.setPod(p, corev1.PodRunning, nil)
 	}
-	now = now.Add(300 * time.Millisecond)
-	reconcileOnce(t, r) // the gang is up: one write, Running with all four
+	now = now.Add(100 * time.Millisecond)
+	reconcileOnce(t, r) // the gang is up: its last pods running are written at once too
 	if got, _ := c.get(); got.Status.Phase != batch.JobRunning || got.Status.Aggregate.Running != 4 || len(c.takeWrites()) != 1 {
 		t.Fatalf("gang up: status %s with %d running; want one write, Running with 4", got.Status.Phase, got.Status.Aggregate.Running)
 	}

@@ -22,9 +22,10 @@ const outcomePriority = 10
 
 // podEvents wakes the job that controls a pod. A pod that has just ended (its phase Succeeded or
 // Failed, or a container that terminated) wakes it at once and ahead of other jobs:
-// that is an outcome or a restart, and its latency is what users see. So does the pod whose start
-// makes all the job's pods run (runningCounts): the job's Running is the other moment users wait
-// for. Every other change (a pod created, bound, running, deleted) wakes the job within its
+// that is an outcome or a restart, and its latency is what users see. So do the pod whose start
+// makes the first of the job's pods run and the one that makes all of them run (runningCounts):
+// the job's phase turning Running, and its status counting every pod running, are the other
+// moments users wait for. Every other change (a pod created, bound, running, deleted) wakes the job within its
 // coalescing window (coalesceFor): the thousands of events of a big job's start then make one
 // round per window rather than one per event, each round reading all the job's pods. (Pod counts
 // reach the status at most once per --status-batch-interval anyway.) podsOf is the job's number
@@ -53,9 +54,10 @@ type ownedEventHandler struct {
 }
 
 // runningCounts counts each job's pods that run (phase Running, not being deleted) as its pod
-// events have shown them, so that the event of the pod whose start makes all the job's pods run
-// wakes the job at once: without it, the job's status said Running up to a coalescing window
-// (200 ms) after its last pod ran. The informer delivers every change between the versions it
+// events have shown them, so that the events of the pod whose start makes the first of the job's
+// pods run, and of the one that makes all of them run, wake the job at once: without them, the
+// job's status turned Running up to a coalescing window (200 ms) after its first pod ran, and
+// counted all its pods running up to a window after its last one did. The informer delivers every change between the versions it
 // holds (a relist too: the pods gone as deletions), so the counts follow its cache; a job is
 // forgotten once none of its pods runs.
 type runningCounts struct {
@@ -155,14 +157,14 @@ func (h ownedEventHandler) Generic(_ context.Context, e event.GenericEvent, q qu
 }
 
 // started counts a change of a pod of the job of ref from running (was) to running (is) or not,
-// and says atOnce when it made all the job's pods run (a job not yet reconciled wants no pods
-// yet: its pods' events wait their window).
+// and says atOnce when it made the job's first pod run (the job's phase turns Running) or all its
+// pods run (a job not yet reconciled wants no pods yet: its pods' events wait their window).
 func (h ownedEventHandler) started(ref *metav1.OwnerReference, was, is bool) wakeNow {
 	if h.running == nil || was == is {
 		return coalesced
 	}
 	n := h.running.change(ref.UID, was, is)
-	if want := h.podsOf(ref.UID); is && want > 0 && n >= want {
+	if want := h.podsOf(ref.UID); is && want > 0 && (n == 1 || n >= want) {
 		return atOnce
 	}
 	return coalesced

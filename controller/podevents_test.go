@@ -57,6 +57,7 @@ func TestPodEventsWakeAnEndedPodsJobAtOnceAndCoalesceTheRest(t *testing.T) {
 	cases := map[string]struct {
 		old, pod *corev1.Pod
 		pods     int // the job's pods (0: not reconciled yet)
+		running  int // the job's pods that ran before this event
 		want     added
 	}{
 		"a pod that starts running waits to be taken with others": {
@@ -76,16 +77,20 @@ func TestPodEventsWakeAnEndedPodsJobAtOnceAndCoalesceTheRest(t *testing.T) {
 			want: added{Name: "j", After: coalesce},
 		},
 		"a 1,000-pod job's pod waits no longer than a small job's": {
-			old: eventPod(corev1.PodPending, waiting), pod: eventPod(corev1.PodRunning, running), pods: 1000,
+			old: eventPod(corev1.PodPending, waiting), pod: eventPod(corev1.PodRunning, running), pods: 1000, running: 1,
 			want: added{Name: "j", After: coalesce},
 		},
 		"a 1,001-pod job's pod waits two windows": {
-			old: eventPod(corev1.PodPending, waiting), pod: eventPod(corev1.PodRunning, running), pods: 1001,
+			old: eventPod(corev1.PodPending, waiting), pod: eventPod(corev1.PodRunning, running), pods: 1001, running: 1,
 			want: added{Name: "j", After: 2 * coalesce},
 		},
 		"a 5,000-pod job's pod that starts running waits five windows": {
-			old: eventPod(corev1.PodPending, waiting), pod: eventPod(corev1.PodRunning, running), pods: 5000,
+			old: eventPod(corev1.PodPending, waiting), pod: eventPod(corev1.PodRunning, running), pods: 5000, running: 1,
 			want: added{Name: "j", After: 5 * coalesce},
+		},
+		"a 5,000-pod job's first pod to run wakes it at once": {
+			old: eventPod(corev1.PodPending, waiting), pod: eventPod(corev1.PodRunning, running), pods: 5000,
+			want: added{Name: "j"},
 		},
 		"a 5,000-pod job's pod that succeeds still wakes it at once": {
 			old: eventPod(corev1.PodRunning, running), pod: eventPod(corev1.PodSucceeded, corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{}}), pods: 5000,
@@ -101,7 +106,11 @@ func TestPodEventsWakeAnEndedPodsJobAtOnceAndCoalesceTheRest(t *testing.T) {
 				}
 				return tc.pods
 			}
-			podEvents(pyTorchKind, coalesce, podsOf).Update(context.Background(), event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.pod}, q)
+			h := podEvents(pyTorchKind, coalesce, podsOf)
+			if tc.running > 0 {
+				h.(ownedEventHandler).running.n = map[types.UID]int{"u": tc.running}
+			}
+			h.Update(context.Background(), event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.pod}, q)
 			if diff := cmp.Diff([]added{tc.want}, q.adds); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
@@ -171,7 +180,7 @@ func TestPodChangedPassesOnlyChangesOfTheKindsOwnPods(t *testing.T) {
 	}
 }
 
-func TestThePodThatMakesAllAJobsPodsRunWakesItAtOnce(t *testing.T) {
+func TestThePodsThatMakeAJobsFirstAndAllPodsRunWakeItAtOnce(t *testing.T) {
 	const coalesce = 200 * time.Millisecond
 	waiting := corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}
 	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
@@ -200,7 +209,8 @@ func TestThePodThatMakesAllAJobsPodsRunWakesItAtOnce(t *testing.T) {
 	h.Update(ctx, event.UpdateEvent{ObjectOld: started(0), ObjectNew: deleting}, q)   // 2 of 3
 	h.Update(ctx, event.UpdateEvent{ObjectOld: pending(0), ObjectNew: started(0)}, q) // a new pod 0: 3 of 3 again
 	later := added{Name: "j", After: coalesce}
-	want := []added{later, later, later, later, later, later, {Name: "j"}, later, {Name: "j"}}
+	now := added{Name: "j"}
+	want := []added{now, later, later, later, later, later, now, later, now}
 	if diff := cmp.Diff(want, q.adds); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
@@ -221,10 +231,22 @@ func TestThePodThatMakesAllAJobsPodsRunWakesItAtOnce(t *testing.T) {
 	q = &recordingQueue{}
 	gone.Update(ctx, event.UpdateEvent{ObjectOld: pending(0), ObjectNew: started(0)}, q)
 	gone.Delete(ctx, event.DeleteEvent{Object: started(0)}, q)
-	if diff := cmp.Diff([]added{{Name: "j"}, later}, q.adds); diff != "" {
+	if diff := cmp.Diff([]added{now, later}, q.adds); diff != "" {
 		t.Errorf("a 1-pod job (-want +got):\n%s", diff)
 	}
 	if n := len(gone.(ownedEventHandler).running.n); n != 0 {
 		t.Errorf("a job none of whose pods runs is still counted: %v", gone.(ownedEventHandler).running.n)
+	}
+
+	// After a restart, the first pod of the job's new ones to run turns it Running again.
+	restarted := podEvents(pyTorchKind, coalesce, func(types.UID) int { return 3 })
+	q = &recordingQueue{}
+	restarted.Update(ctx, event.UpdateEvent{ObjectOld: pending(0), ObjectNew: started(0)}, q) // 1 of 3
+	restarted.Update(ctx, event.UpdateEvent{ObjectOld: pending(1), ObjectNew: started(1)}, q) // 2 of 3
+	restarted.Delete(ctx, event.DeleteEvent{Object: started(0)}, q)                           // 1 of 3
+	restarted.Delete(ctx, event.DeleteEvent{Object: started(1)}, q)                           // none runs
+	restarted.Update(ctx, event.UpdateEvent{ObjectOld: pending(2), ObjectNew: started(2)}, q) // 1 of 3 again
+	if diff := cmp.Diff([]added{now, later, later, later, now}, q.adds); diff != "" {
+		t.Errorf("a restarted job (-want +got):\n%s", diff)
 	}
 }
