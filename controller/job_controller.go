@@ -729,6 +729,12 @@ func (r *jobReconciler) currentStatus(job client.Object, cached *batch.TrainingJ
 // a patch and a job watch event more); a clean-up that stalls is still reported at this pace.
 const cleanUpStatusWait = 10
 
+// gangStatusWait is how many status intervals a Running job's counts wait while more of its pods
+// run, but not yet all. Its Running and its last pods running are written at once; with one interval, a 200 x 8
+// burst on a slow host wrote 5.1-5.6 statuses a job instead of 4 (docs/benchmarks.md, "A job's
+// Running written when its first pod runs").
+const gangStatusWait = 3
+
 // cleaningUp: pods of the job are being deleted, or are about to be (render's deletions).
 func cleaningUp(out *render.Output, pods []*corev1.Pod) bool {
 	if len(out.Decisions.Delete) > 0 {
@@ -786,6 +792,11 @@ func (r *jobReconciler) writeStatus(ctx context.Context, job client.Object, mode
 	case next.Phase == batch.JobRunning && current.Phase == batch.JobRunning && next.Aggregate.Running == next.DesiredReplicas && runningPods(current) < next.DesiredReplicas:
 		// Its last pods run: the milestone a user (and Kueue's PodsReady) waits for is not held.
 		due = now
+	case next.Phase == batch.JobRunning && current.Phase == batch.JobRunning && runningPods(current) < next.Aggregate.Running && next.Aggregate.Running < next.DesiredReplicas:
+		// Its gang coming up (more pods run, not yet all): up to gangStatusWait intervals, so that
+		// a small job's start costs two writes, Running and all running, however its pods spread
+		// over a few seconds.
+		due = last.Add(max(gangStatusWait*r.statusInterval, countsWait(r.statusInterval, int(next.DesiredReplicas), written.took)))
 	case next.Phase == batch.JobRunning && current.Phase == batch.JobRunning:
 		// Counts alone: one interval more per further podsPerWindow pods (coalesceFor's rule), and
 		// at least countsWriteSpacing times as long as the last write took. A big job's counts

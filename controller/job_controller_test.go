@@ -720,7 +720,12 @@ func TestRunningIsWrittenWhenTheFirstPodRuns(t *testing.T) {
 	if got, _ := c.get(); len(c.takeWrites()) != 1 || got.Status.Phase != batch.JobRunning || got.Status.Aggregate.Running != 1 {
 		t.Fatalf("first pod running: status %s with %d running; want one write, Running with 1", got.Status.Phase, got.Status.Aggregate.Running)
 	}
-	for _, p := range []string{"j-worker-0", "j-worker-1", "j-worker-2"} {
+	c.setPod("j-worker-0", corev1.PodRunning, nil)
+	now = now.Add(1500 * time.Millisecond)
+	if res := reconcileOnce(t, r); len(c.takeWrites()) != 0 || res.RequeueAfter != 1500*time.Millisecond {
+		t.Fatalf("2 of 4 running, 1.5s after the write: requeue after %s; want no write and 1.5s (three intervals in all)", res.RequeueAfter)
+	}
+	for _, p := range []string{"j-worker-1", "j-worker-2"} {
 		c.setPod(p, corev1.PodRunning, nil)
 	}
 	now = now.Add(100 * time.Millisecond)
