@@ -730,9 +730,9 @@ func (r *jobReconciler) currentStatus(job client.Object, cached *batch.TrainingJ
 const cleanUpStatusWait = 10
 
 // gangStatusWait is how many status intervals a Running job's counts wait while more of its pods
-// run, but not yet all. Its Running and its last pods running are written at once; with one interval, a 200 x 8
-// burst on a slow host wrote 5.1-5.6 statuses a job instead of 4 (docs/benchmarks.md, "A job's
-// Running written when its first pod runs").
+// run, but not yet all. Its Running and its last pods running are written at once; with one
+// interval between, a 200 x 8 burst on a slow host wrote 5.1-5.9 statuses a job instead of about 4
+// (docs/benchmarks.md, "200 x 8: the extra status writes of a job's early Running").
 const gangStatusWait = 3
 
 // cleaningUp: pods of the job are being deleted, or are about to be (render's deletions).
@@ -762,8 +762,9 @@ func runningPods(st *batch.TrainingJobStatus) int32 {
 // that brings every pod running are written at once; the others at most once per statusInterval,
 // counted from the job's creation or its last status write; a finished job's while its pods are
 // cleaned up, once per cleanUpStatusWait intervals; a change of counts alone of a Running job once
-// per countsWait (coalesceFor(statusInterval, its pods), or 20 times what its last write took).
-// It returns how long to wait otherwise.
+// per countsWait (coalesceFor(statusInterval, its pods), or 20 times what its last write took),
+// and at most once per gangStatusWait intervals while its gang comes up. It returns how long to
+// wait otherwise.
 func (r *jobReconciler) writeStatus(ctx context.Context, job client.Object, model *render.Job, current, next *batch.TrainingJobStatus, cleaning bool, now time.Time) (bool, time.Duration, error) {
 	projected := r.kind.project(next, model)
 	changed, urgent := status.Changed(current, &projected)

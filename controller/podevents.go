@@ -25,8 +25,8 @@ const outcomePriority = 10
 // that is an outcome or a restart, and its latency is what users see. So do the pod whose start
 // makes the first of the job's pods run and the one that makes all of them run (runningCounts):
 // the job's phase turning Running, and its status counting every pod running, are the other
-// moments users wait for. Every other change (a pod created, bound, running, deleted) wakes the job within its
-// coalescing window (coalesceFor): the thousands of events of a big job's start then make one
+// moments users wait for. Every other change (a pod created, bound, running, deleted) wakes the
+// job within its coalescing window (coalesceFor): the thousands of events of a big job's start then make one
 // round per window rather than one per event, each round reading all the job's pods. (Pod counts
 // reach the status at most once per --status-batch-interval anyway.) podsOf is the job's number
 // of pods, by its UID.
@@ -57,9 +57,9 @@ type ownedEventHandler struct {
 // events have shown them, so that the events of the pod whose start makes the first of the job's
 // pods run, and of the one that makes all of them run, wake the job at once: without them, the
 // job's status turned Running up to a coalescing window (200 ms) after its first pod ran, and
-// counted all its pods running up to a window after its last one did. The informer delivers every change between the versions it
-// holds (a relist too: the pods gone as deletions), so the counts follow its cache; a job is
-// forgotten once none of its pods runs.
+// counted all its pods running up to a window after its last one did. The informer delivers
+// every change between the versions it holds (a relist too: the pods gone as deletions), so the
+// counts follow its cache; a job is forgotten once none of its pods runs.
 type runningCounts struct {
 	mu sync.Mutex
 	n  map[types.UID]int
