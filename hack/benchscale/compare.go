@@ -743,9 +743,26 @@ func (c *comparison) settle(ctx context.Context, what string) error {
 	case quiet:
 		logf("%s: the control plane was quiet after %s (%.2f cores)", what, waited.Round(time.Millisecond), cores)
 	default:
-		logf("%s: the control plane was still busy after %s (%.2f cores): played anyway", what, waited.Round(time.Millisecond), cores)
+		busy := c.busiestProcesses(ctx)
+		logf("%s: the control plane was still busy after %s (%.2f cores%s): played anyway", what, waited.Round(time.Millisecond), cores, busy)
+		// Note: the report says so too, so that a slow run can be told from one that began on a
+		// cluster still busy with the last size (KWOK working through 5,000 deleted pods).
+		c.notes = append(c.notes, fmt.Sprintf("%s began on a busy control plane: %.2f cores after %s of waiting%s",
+			what, cores, waited.Round(time.Second), busy))
 	}
 	return nil
+}
+
+// busiestProcesses reads the control plane's processes over one quietWindow and names those that
+// used a tenth of a core or more, busiest first ("; kwok 0.41, kube-apiserver 0.12"); empty when
+// none did or the reading failed.
+func (c *comparison) busiestProcesses(ctx context.Context) string {
+	before := c.readControlPlane()
+	if before == nil || localrun.Sleep(ctx, quietWindow) != nil {
+		return ""
+	}
+	used := c.controlPlaneSince(before)
+	return formatBusy(used, quietWindow)
 }
 
 // namespace creates a fresh namespace of the run.

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -121,4 +124,33 @@ func waitQuiet(ctx context.Context, cpu func() (float64, error), window time.Dur
 		}
 		before, from = after, now
 	}
+}
+
+// formatBusy names the processes of used (CPU seconds over window) that used a tenth of a core or
+// more, busiest first, as "; name cores, name cores"; empty when none did.
+func formatBusy(used localrun.ProcessCPU, window time.Duration) string {
+	type proc struct {
+		name  string
+		cores float64
+	}
+	var busy []proc
+	for name, s := range used {
+		if cores := s / window.Seconds(); cores >= 0.1 {
+			busy = append(busy, proc{name, cores})
+		}
+	}
+	if len(busy) == 0 {
+		return ""
+	}
+	slices.SortFunc(busy, func(a, b proc) int {
+		if c := cmp.Compare(b.cores, a.cores); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.name, b.name)
+	})
+	parts := make([]string, len(busy))
+	for i, p := range busy {
+		parts[i] = fmt.Sprintf("%s %.2f", p.name, p.cores)
+	}
+	return "; " + strings.Join(parts, ", ")
 }

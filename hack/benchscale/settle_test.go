@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/trainyard/trainyard/hack/internal/localrun"
 )
 
 func TestWaitQuiet(t *testing.T) {
@@ -46,6 +48,31 @@ func TestWaitQuiet(t *testing.T) {
 			}
 			if tc.wantReads > 0 && reads != tc.wantReads {
 				t.Errorf("%d readings; want %d", reads, tc.wantReads)
+			}
+		})
+	}
+}
+
+func TestFormatBusy(t *testing.T) {
+	cases := map[string]struct {
+		used localrun.ProcessCPU
+		want string
+	}{
+		"the processes using a tenth of a core or more are named, busiest first": {
+			used: localrun.ProcessCPU{"kube-apiserver": 0.3, "kwok-controller": 0.9, "etcd": 0.1, "kube-scheduler": 0.05},
+			want: "; kwok-controller 0.45, kube-apiserver 0.15"},
+		"equal ones are named in order": {
+			used: localrun.ProcessCPU{"etcd": 0.4, "kube-apiserver": 0.4},
+			want: "; etcd 0.20, kube-apiserver 0.20"},
+		"an idle control plane names none": {
+			used: localrun.ProcessCPU{"etcd": 0.1, "kube-apiserver": 0.15},
+			want: ""},
+		"no reading names none": {want: ""},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := formatBusy(tc.used, 2*time.Second); got != tc.want {
+				t.Errorf("formatBusy = %q; want %q", got, tc.want)
 			}
 		})
 	}
