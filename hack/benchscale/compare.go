@@ -746,7 +746,7 @@ func (c *comparison) settle(ctx context.Context, what string) error {
 		busy := c.busiestProcesses(ctx)
 		logf("%s: the control plane was still busy after %s (%.2f cores%s): played anyway", what, waited.Round(time.Millisecond), cores, busy)
 		// Note: the report says so too, so that a slow run can be told from one that began on a
-		// cluster still busy with the last size (KWOK working through 5,000 deleted pods).
+		// cluster still busy with the last size's clean-up.
 		c.notes = append(c.notes, fmt.Sprintf("%s began on a busy control plane: %.2f cores after %s of waiting%s",
 			what, cores, waited.Round(time.Second), busy))
 	}
@@ -754,15 +754,15 @@ func (c *comparison) settle(ctx context.Context, what string) error {
 }
 
 // busiestProcesses reads the control plane's processes over one quietWindow and names those that
-// used a tenth of a core or more, busiest first ("; kwok 0.41, kube-apiserver 0.12"); empty when
-// none did or the reading failed.
+// used a tenth of a core or more, busiest first ("; kube-scheduler 0.41, kube-apiserver 0.12");
+// empty when none did or the reading failed.
 func (c *comparison) busiestProcesses(ctx context.Context) string {
-	before := c.readControlPlane()
+	before, from := c.readControlPlane(), time.Now()
 	if before == nil || localrun.Sleep(ctx, quietWindow) != nil {
 		return ""
 	}
-	used := c.controlPlaneSince(before)
-	return formatBusy(used, quietWindow)
+	// Note: over the time that passed, as waitQuiet does: a busy machine sleeps longer.
+	return formatBusy(c.controlPlaneSince(before), time.Since(from))
 }
 
 // namespace creates a fresh namespace of the run.
