@@ -21,12 +21,12 @@ import (
 const outcomePriority = 10
 
 // podEvents wakes the job that controls a pod. A pod that has just ended (its phase Succeeded or
-// Failed, or a container that terminated) wakes it at once and ahead of other jobs:
-// that is an outcome or a restart, and its latency is what users see. So do the pod whose start
-// makes the first of the job's pods run and the one that makes all of them run (runningCounts):
-// the job's phase turning Running, and its status counting every pod running, are the other
-// moments users wait for. Every other change (a pod created, bound, running, deleted) wakes the
-// job within its coalescing window (coalesceFor): the thousands of events of a big job's start then make one
+// Failed, or a container that terminated) wakes it at once and ahead of other jobs: that is an
+// outcome or a restart, and its latency is what users see. So do the pod whose start makes the
+// first of the job's pods run and the one that makes all of them run (runningCounts): the job's
+// phase turning Running, and its status counting every pod running, are the other moments users
+// wait for. Every other change (a pod created, bound, running, deleted) wakes the job within its
+// coalescing window (coalesceFor): the thousands of events of a big job's start then make one
 // round per window rather than one per event, each round reading all the job's pods. (Pod counts
 // reach the status at most once per --status-batch-interval anyway.) podsOf is the job's number
 // of pods, by its UID.
