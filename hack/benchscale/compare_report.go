@@ -110,10 +110,10 @@ func (c *comparison) markdown(header string, opAudit, floorAudit auditSummary) s
 		"(kubeflow.org: condition Running True), the last job's status counting all its pods running (aggregate.running; kubeflow.org: the sum of " +
 		"replicaStatuses' active), the last pod Running). Completion: per burst job, the status first seen Succeeded minus its master first seen Succeeded. " +
 		"Writes per pod: the operator's write requests in the audit log (user agent " + c.o.operatorAgent() + "...) from the first create to every job Running with all its pods " +
-		"(settled, or cut short by a master's exit), over the pods it created; then over the whole size (completion and deletion too). " +
+		"(settled, or cut short by a master's exit), over the pods it created; then over the whole size (a burst's completion and clean-up too, until the operator is stopped; the bench then deletes the pods, Services and jobs itself). " +
 		"409s and 429s: the audit log's answers to the operator's writes (it logs no reads) and the operator's own client-go metric rest_client_requests_total " +
 		"(reads too; client-go retries a 429 itself); APF rejections: apiserver_flowcontrol_rejected_requests_total of the operator's priority level. " +
-		"CPU: the operator's utime + stime (/proc) from the first create until the jobs and pods are gone, per 1,000 pods; in brackets the start phase's. " +
+		"CPU: the operator's utime + stime (/proc) from the first create until it is stopped (every job done), per 1,000 pods; in brackets the start phase's. " +
 		"RSS: VmRSS when every job is Running with all its pods; VmHWM at the size's end (a fresh process per size). " +
 		"\"ahead\": the figure is better than the tuned peer's. Figures are recorded, never asserted.\n\n")
 	c.writesTables(&b, opAudit)
@@ -547,7 +547,7 @@ func (c *comparison) writesTables(b *strings.Builder, audit auditSummary) {
 	if c.o.runs > 1 {
 		perRun = "; a column per run"
 	}
-	fmt.Fprintf(b, "## The operator's write requests (audit log; first create → the jobs and pods gone%s)\n\n", perRun)
+	fmt.Fprintf(b, "## The operator's write requests (audit log; first create → the operator stopped%s)\n\n", perRun)
 	var cols []sizeResult
 	kinds := map[string]bool{}
 	for _, r := range slices.Concat(c.sizes...) {

@@ -232,10 +232,7 @@ func (c *comparison) floorSize(ctx context.Context, b *bench, kube client.Client
 	}
 	derr := deletePods(ctx, b, b.ns, c.o.phaseTimeout+time.Duration(s.pods())*20*time.Millisecond)
 	if services := map[floorServices][]string{servicePerGroup: groups, servicePerPod: names}[f.services]; len(services) > 0 {
-		// Note: Services have no delete-collection; each goes by name.
-		derr = errors.Join(derr, parallel(ctx, c.o.floorConcurrency, services, func(ctx context.Context, name string) error {
-			return client.IgnoreNotFound(kube.Delete(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: b.ns, Name: name}}))
-		}))
+		derr = errors.Join(derr, deleteServices(ctx, kube, b.ns, services, c.o.floorConcurrency))
 	}
 	f.end = time.Now()
 	after, okAfter := c.apfRejected(ctx)
