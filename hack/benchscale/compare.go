@@ -497,6 +497,9 @@ func sizeProgress(t *tracker) string {
 		want, seen, running, ended, phases[batch.JobRunning], phases[batch.JobSucceeded], allRunning)
 }
 
+// tearDownWorkers is how many deletions the bench's tear-down has in flight.
+const tearDownWorkers = 64
+
 // deleteAll tears a size down once its operator has stopped: the jobs' pods (with no grace
 // period) and Services first, then the jobs, each step waited for.
 //
@@ -520,7 +523,7 @@ func (c *comparison) deleteAll(ctx context.Context, b *bench, r *sizeResult, nam
 	for i, s := range services.Items {
 		svcNames[i] = s.Name
 	}
-	if err := deleteServices(ctx, b.kube, r.ns, svcNames, 64); err != nil {
+	if err := deleteServices(ctx, b.kube, r.ns, svcNames, tearDownWorkers); err != nil {
 		return err
 	}
 	err := parallel(ctx, c.o.scale.createWorkers, names, func(ctx context.Context, name string) error {
@@ -563,7 +566,7 @@ func deleteServices(ctx context.Context, kube client.Client, ns string, names []
 }
 
 // deletePods deletes the pods the tracker knows to exist, one request each with no grace period
-// (64 at a time), and waits until the bench's watch has seen them all go. Note: one
+// (tearDownWorkers at a time), and waits until the bench's watch has seen them all go. Note: one
 // deletecollection of 5,000 pods outlasts the API server's 60 s request timeout.
 func deletePods(ctx context.Context, b *bench, ns string, timeout time.Duration) error {
 	var names []string
@@ -574,7 +577,7 @@ func deletePods(ctx context.Context, b *bench, ns string, timeout time.Duration)
 			}
 		}
 	})
-	err := parallel(ctx, 64, names, func(ctx context.Context, name string) error {
+	err := parallel(ctx, tearDownWorkers, names, func(ctx context.Context, name string) error {
 		err := b.kube.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}, client.GracePeriodSeconds(0))
 		return client.IgnoreNotFound(err)
 	})
