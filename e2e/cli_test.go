@@ -72,7 +72,8 @@ spec:
 			exits := map[string]string{simStartDelay: "500ms", simRunDuration: "1s", simExitCode: "137"}
 			job := pyTorchJob("desc").Workers(2, sim("", "")).WorkerPolicy("ExitCode").Obj()
 			create(ctx, t, c, ns, job)
-			waitPhase(ctx, t, c, ns, "desc", "Running")
+			// Note: the phase turns Running with the first pod; worker-1 may not exist yet then.
+			runningPods(ctx, t, c, ns, "desc", 3)
 			annotatePods(ctx, t, c, ns, "desc-worker-1", exits)
 			var out string
 			// Plain PyTorch restarts its whole gang: wait for the new gang to run.
