@@ -288,6 +288,19 @@ func getPod(ctx context.Context, c client.Client, ns, name string) (corev1.Pod, 
 	return p, err == nil
 }
 
+// waitPodRunning waits until pod name runs and returns it. Note: a job's phase turns Running with
+// its first pod, so a test that acts on one named pod waits for that pod itself.
+func waitPodRunning(ctx context.Context, t *testing.T, c client.Client, ns, name string) corev1.Pod {
+	t.Helper()
+	var p corev1.Pod
+	eventually(t, 60*time.Second, name+" runs", func() (bool, string) {
+		var ok bool
+		p, ok = getPod(ctx, c, ns, name)
+		return ok && p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil, string(p.Status.Phase)
+	})
+	return p
+}
+
 // annotatePod sets a simulation annotation on a live pod: the fake kubelet acts on it.
 func annotatePod(ctx context.Context, t *testing.T, c client.Client, ns, pod, key, value string) {
 	t.Helper()

@@ -268,7 +268,7 @@ spec:
       replicas: 1
       restartPolicy: ExitCode`+kfPod("tensorflow", simRunsForever))
 	waitKubeflow(ctx, t, c, ns, "ec", kubeflowv1.JobRunning)
-	p, _ := getPod(ctx, c, ns, "ec-worker-0")
+	p := waitPodRunning(ctx, t, c, ns, "ec-worker-0")
 	annotatePod(ctx, t, c, ns, "ec-worker-0", simExitCode, "137")
 	annotatePod(ctx, t, c, ns, "ec-worker-0", simRunDuration, "0s")
 	eventually(t, 30*time.Second, "ec-worker-0 comes back and the restart is counted", func() (bool, string) {

@@ -92,7 +92,7 @@ func debugMode(ctx context.Context, t *testing.T, c client.Client, ns string) {
 	job.Spec.RunMode = &batch.RunMode{Debug: &batch.DebugMode{Enabled: ptr(true)}}
 	create(ctx, t, c, ns, job)
 	waitPhase(ctx, t, c, ns, "dbg", batch.JobRunning)
-	p, _ := getPod(ctx, c, ns, "dbg-worker-0")
+	p := waitPodRunning(ctx, t, c, ns, "dbg-worker-0")
 	if got := p.Spec.Containers[0].Command; !slices.Equal(got, []string{"sleep", "inf"}) || len(p.Spec.Containers[0].Args) != 0 {
 		t.Errorf("debug pod runs %v %v; want [sleep inf] and no args", got, p.Spec.Containers[0].Args)
 	}
