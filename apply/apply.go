@@ -183,17 +183,34 @@ func (a *Applier) Delete(ctx context.Context, obj client.Object, uid types.UID, 
 	if force {
 		opts = append(opts, client.GracePeriodSeconds(0))
 	}
-	var err error
-	if a.metadata != nil {
-		err = a.metadata.delete(ctx, obj, opts...)
-	} else {
-		err = a.client.Delete(ctx, obj, opts...)
-	}
-	switch {
+	switch err := a.send(ctx, obj, opts...); {
 	case err == nil, apierrors.IsNotFound(err):
 		return nil
 	case apierrors.IsConflict(err):
 		return nil // the UID precondition failed: a newer object holds the name
+	default:
+		return fmt.Errorf("deleting %T %s/%s: %w", obj, obj.GetNamespace(), obj.GetName(), err)
 	}
-	return fmt.Errorf("deleting %T %s/%s: %w", obj, obj.GetNamespace(), obj.GetName(), err)
+}
+
+// DeleteUnchanged deletes obj only if it is still the version read, of uid at resourceVersion,
+// and reports whether it did. Gone already, or changed since (another writer acted on it), is no
+// error: the caller leaves it, or reads it again.
+func (a *Applier) DeleteUnchanged(ctx context.Context, obj client.Object, uid types.UID, resourceVersion string) (bool, error) {
+	err := a.send(ctx, obj, client.Preconditions{UID: &uid, ResourceVersion: &resourceVersion}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	switch {
+	case err == nil:
+		return true, nil
+	case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+		return false, nil
+	}
+	return false, fmt.Errorf("deleting %T %s/%s: %w", obj, obj.GetNamespace(), obj.GetName(), err)
+}
+
+// send sends obj's deletion.
+func (a *Applier) send(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
+	if a.metadata != nil {
+		return a.metadata.delete(ctx, obj, opts...)
+	}
+	return a.client.Delete(ctx, obj, opts...)
 }

@@ -340,3 +340,26 @@ func TestDeleteHonoursTheUID(t *testing.T) {
 		t.Errorf("UID preconditions sent (-want +got):\n%s", diff)
 	}
 }
+
+func TestDeleteUnchangedHonoursTheVersion(t *testing.T) {
+	live := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j-worker-0", UID: "u"}}
+	c := fake.NewClientBuilder().WithObjects(live).Build()
+	var read corev1.Pod
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(live), &read); err != nil {
+		t.Fatal(err)
+	}
+	a := NewApplier(c, "test", intentKey)
+	target := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j-worker-0"}}
+	if done, err := a.DeleteUnchanged(context.Background(), target, "u", read.ResourceVersion+"0"); done || err != nil {
+		t.Fatalf("a deletion at another version: done %t, %v; want not done, no error", done, err)
+	}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(live), &corev1.Pod{}); err != nil {
+		t.Fatalf("the pod changed since was deleted: %v", err)
+	}
+	if done, err := a.DeleteUnchanged(context.Background(), target, "u", read.ResourceVersion); !done || err != nil {
+		t.Fatalf("a deletion at the version read: done %t, %v; want done", done, err)
+	}
+	if done, err := a.DeleteUnchanged(context.Background(), target, "u", read.ResourceVersion); done || err != nil {
+		t.Fatalf("deleting a pod that is gone: done %t, %v; want not done, no error", done, err)
+	}
+}

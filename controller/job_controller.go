@@ -82,7 +82,9 @@ type jobReconciler struct {
 	deletions *deletionTracker
 	// retry brings a job back whose background clean-up failed (deleteInBackground).
 	retry chan event.GenericEvent
-	now   func() time.Time
+	// releasing counts the deleted jobs' deletions under way (releaseDeleted), for tests to wait on.
+	releasing sync.WaitGroup
+	now       func() time.Time
 
 	mu sync.Mutex
 	// jobs is what the reconciler remembers of each job it has seen, by UID; names maps a job's
@@ -117,6 +119,8 @@ type jobMemory struct {
 	createRefused string
 	// deleted: the job's deletion has been seen (jobDeleted).
 	deleted bool
+	// released: the job's pods and Services have been sent for deletion (releaseDeleted).
+	released bool
 	// creating holds the cancels of the job's creations under way (untilDeleted); jobDeleted
 	// calls them itself, so that no new creation is sent once it returns.
 	creating map[*byte]context.CancelCauseFunc
@@ -659,21 +663,35 @@ func (r *jobReconciler) untilDeleted(ctx context.Context, uid types.UID) (contex
 	}
 }
 
-// jobDeleted stops the creations of the job of uid under way (untilDeleted), and any it starts
-// later: its deletion was seen. Once it returns, the CreateAll calls under them start nothing
-// beyond the window already in flight.
-func (r *jobReconciler) jobDeleted(uid types.UID) {
+// jobDeleted stops the creations of a deleted job under way (untilDeleted), and any it starts
+// later: its deletion was seen (gone: the job is gone, not only marked for deletion). Once it
+// returns, the CreateAll calls under them start nothing beyond the window already in flight. A job
+// deleted with its dependents has them deleted at once (releaseDeleted), once.
+func (r *jobReconciler) jobDeleted(job client.Object, gone bool) {
+	uid := job.GetUID()
+	release := r.kind.managed(job) && (gone || deletingDependents(job))
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	m := r.jobs[uid]
-	if m == nil {
-		return // nothing under way; not recorded, so that nothing outlives the job
+	if m := r.jobs[uid]; m != nil { // nothing under way otherwise; not recorded, so that nothing outlives the job
+		m.deleted = true
+		r.shares.set(uid, false, 0)
+		for _, cancel := range m.creating {
+			cancel(errJobGone)
+		}
+		release = release && !m.released
+		m.released = m.released || release
 	}
-	m.deleted = true
-	r.shares.set(uid, false, 0)
-	for _, cancel := range m.creating {
-		cancel(errJobGone)
+	r.mu.Unlock()
+	if release {
+		r.releaseDeleted(job)
 	}
+}
+
+// deletingDependents reports whether job is being deleted in the foreground (its dependents
+// first), and not orphaning them.
+func deletingDependents(job client.Object) bool {
+	f := job.GetFinalizers()
+	return job.GetDeletionTimestamp() != nil && slices.Contains(f, metav1.FinalizerDeleteDependents) &&
+		!slices.Contains(f, metav1.FinalizerOrphanDependents)
 }
 
 // jobStillHere is CreateAll's question between windows: is the cache's copy of the job still this

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -362,11 +364,12 @@ func TestAJobsDeletionEventStopsItsCreations(t *testing.T) {
 			if err := c.server.Delete(context.Background(), job); err != nil {
 				t.Error(err)
 			}
-			r.jobDeleted(job.UID) // as the job's Delete event does
+			r.jobDeleted(job, true) // as the job's Delete event does
 			whenGone.Store(creates.Load())
 		}
 	}
 	reconcileOnce(t, r)
+	r.releasing.Wait() // the deleted job's pods, deleted in the background
 	// Once the job is gone, at most the 8 in flight.
 	if n, gone := creates.Load(), whenGone.Load(); gone == 0 || n > gone+8 {
 		t.Errorf("%d pods created of 100, %d when the job was gone; want at most 8 more", n, gone)
@@ -375,6 +378,89 @@ func TestAJobsDeletionEventStopsItsCreations(t *testing.T) {
 		if strings.HasPrefix(w, "apply status") {
 			t.Errorf("wrote %q for a job deleted meanwhile", w)
 		}
+	}
+}
+
+// A job deleted with its dependents has its pods deleted by the operator, each at the version
+// the cache showed: a pod changed since (here, orphaned as kubectl delete --cascade=orphan does,
+// its ownerReference removed) is left alone.
+func TestADeletedJobsPodsAreDeletedUnlessChanged(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := newCluster(t, testJob(3, batch.RestartPolicyNever))
+	r := newTestReconciler(c, &now)
+	reconcileOnce(t, r)
+	c.freeze() // the cache shows the four pods as created
+	var orphan corev1.Pod
+	if err := c.server.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "j-worker-1"}, &orphan); err != nil {
+		t.Fatal(err)
+	}
+	orphan.OwnerReferences = nil
+	if err := c.server.Update(context.Background(), &orphan); err != nil {
+		t.Fatal(err)
+	}
+	job, _ := c.get()
+	if err := c.server.Delete(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+	c.takeWrites()
+	r.jobDeleted(job, true)
+	r.jobDeleted(job, true) // a second event sends nothing more
+	r.releasing.Wait()
+	c.thaw()
+	var pods corev1.PodList
+	if err := c.server.List(context.Background(), &pods); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, p := range pods.Items {
+		left = append(left, p.Name)
+	}
+	if diff := cmp.Diff([]string{"j-worker-1"}, left); diff != "" {
+		t.Errorf("pods left after the job's deletion (-want +got):\n%s", diff)
+	}
+	c.mu.Lock()
+	deletes, cleanUp := c.deletes, c.cleanUps
+	c.mu.Unlock()
+	for _, n := range []string{"j-master-0", "j-worker-0", "j-worker-1", "j-worker-2"} {
+		if deletes[n] != 1 || !cleanUp[n] {
+			t.Errorf("pod %s: %d deletions, clean-up %t; want 1, as clean-up", n, deletes[n], cleanUp[n])
+		}
+	}
+	var m dto.Metric
+	if err := r.metrics.podsDeleted.WithLabelValues("PyTorchTrainingJob", reasonJobDeleted).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.GetCounter().GetValue(); got != 3 {
+		t.Errorf("pods counted deleted with the job: %v; want 3", got)
+	}
+}
+
+// A job deleted with --cascade=orphan (marked for deletion under the orphan finalizer), or marked
+// for deletion under another finalizer, keeps its pods; one deleted in the foreground has them
+// deleted at once.
+func TestADeletedJobsPodsGoOnlyWithTheJob(t *testing.T) {
+	for _, tc := range []struct {
+		finalizers []string
+		want       int
+	}{
+		{[]string{metav1.FinalizerOrphanDependents}, 4},
+		{[]string{"example.com/hold"}, 4},
+		{[]string{metav1.FinalizerDeleteDependents}, 0},
+	} {
+		t.Run(tc.finalizers[0], func(t *testing.T) {
+			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			c := newCluster(t, testJob(3, batch.RestartPolicyNever))
+			r := newTestReconciler(c, &now)
+			reconcileOnce(t, r)
+			job, _ := c.get()
+			job.Finalizers = tc.finalizers
+			job.DeletionTimestamp = &metav1.Time{Time: now}
+			r.jobDeleted(job, false) // as the update marking it for deletion does
+			r.releasing.Wait()
+			if _, pods := c.get(); len(pods.Items) != tc.want {
+				t.Errorf("%d pods left; want %d", len(pods.Items), tc.want)
+			}
+		})
 	}
 }
 

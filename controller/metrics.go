@@ -48,7 +48,7 @@ func newMetrics() *metrics {
 			Name: "trainyard_pods_created_total", Help: "Pods created, by job kind and reason (Start, Replace, Resume).",
 		}, []string{"kind", "reason"}),
 		podsDeleted: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "trainyard_pods_deleted_total", Help: "Pods deleted, by job kind and reason (Restart, CleanUp, Paused, ScaledDown, RunModeChanged).",
+			Name: "trainyard_pods_deleted_total", Help: "Pods deleted, by job kind and reason (Restart, CleanUp, Paused, ScaledDown, RunModeChanged, Evicted; JobDeleted: a deleted job's).",
 		}, []string{"kind", "reason"}),
 		restarts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "trainyard_restarts_total", Help: "Replica restarts, by job kind.",

@@ -199,17 +199,17 @@ func trackDeletions(t *deletionTracker, exp *apply.Expectations, kind jobKind) p
 }
 
 // jobDeletions tells deleted of each job whose deletion is seen (it passes every event on): the
-// job deleted, or marked for deletion (a finalizer holds it).
-func jobDeletions(deleted func(uid types.UID)) predicate.Predicate {
+// job deleted (gone), or marked for deletion (a finalizer holds it).
+func jobDeletions(deleted func(job client.Object, gone bool)) predicate.Predicate {
 	return predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			if e.ObjectNew.GetDeletionTimestamp() != nil {
-				deleted(e.ObjectNew.GetUID())
+				deleted(e.ObjectNew, false)
 			}
 			return true
 		},
 		DeleteFunc: func(e event.DeleteEvent) bool {
-			deleted(e.Object.GetUID())
+			deleted(e.Object, true)
 			return true
 		},
 	}

@@ -98,35 +98,18 @@ func reconciles(t *testing.T) int {
 // between from and to, by "verb resource[/subresource]"; writes elsewhere are logged.
 func operatorWrites(t *testing.T, ns string, from, to time.Time) map[string]int {
 	t.Helper()
-	f, err := os.Open(auditLog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	out, elsewhere := map[string]int{}, map[string]int{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var e struct {
-			Verb      string `json:"verb"`
-			UserAgent string `json:"userAgent"`
-			ObjectRef struct {
-				Resource    string `json:"resource"`
-				Subresource string `json:"subresource"`
-				Namespace   string `json:"namespace"`
-			} `json:"objectRef"`
-			StageTimestamp metav1.MicroTime `json:"stageTimestamp"`
-		}
-		if json.Unmarshal(sc.Bytes(), &e) != nil || !strings.HasPrefix(e.UserAgent, "trainyard") {
-			continue
+	readAudit(t, func(e auditEntry) {
+		if !strings.HasPrefix(e.UserAgent, "trainyard") {
+			return
 		}
 		switch e.Verb {
 		case "create", "update", "patch", "delete", "deletecollection":
 		default:
-			continue
+			return
 		}
 		if ts := e.StageTimestamp.Time; ts.Before(from) || ts.After(to) {
-			continue
+			return
 		}
 		r := e.ObjectRef.Resource
 		if e.ObjectRef.Subresource != "" {
@@ -134,14 +117,48 @@ func operatorWrites(t *testing.T, ns string, from, to time.Time) map[string]int 
 		}
 		if ns != "" && e.ObjectRef.Namespace != ns {
 			elsewhere[e.ObjectRef.Namespace+": "+e.Verb+" "+r]++
-			continue
+			return
 		}
 		out[e.Verb+" "+r]++
-	}
+	})
 	if len(elsewhere) > 0 {
 		t.Logf("operator writes outside %s in the window (other features' namespaces being deleted): %v", ns, elsewhere)
 	}
 	return out
+}
+
+// auditEntry is one line of the API server's audit log, as far as the tests read it.
+type auditEntry struct {
+	Verb      string `json:"verb"`
+	UserAgent string `json:"userAgent"`
+	ObjectRef struct {
+		Resource    string `json:"resource"`
+		Subresource string `json:"subresource"`
+		Namespace   string `json:"namespace"`
+		Name        string `json:"name"`
+	} `json:"objectRef"`
+	ResponseStatus struct {
+		Code int `json:"code"`
+	} `json:"responseStatus"`
+	StageTimestamp metav1.MicroTime `json:"stageTimestamp"`
+}
+
+// readAudit hands each line of the API server's audit log to each.
+func readAudit(t *testing.T, each func(auditEntry)) {
+	t.Helper()
+	f, err := os.Open(auditLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var e auditEntry
+		if json.Unmarshal(sc.Bytes(), &e) == nil {
+			each(e)
+		}
+	}
 }
 
 func total(m map[string]int) int {

@@ -5,10 +5,14 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
@@ -45,7 +49,8 @@ func TestJobLifecycle(t *testing.T) {
 		operatorFeature("activeDeadlineSeconds fails the job with DeadlineExceeded within 2 s of the deadline", "deadline", deadlineExceeded),
 		operatorFeature("cleanUpPolicy All, Unfinished and None keep the pods each says", "cleanup", cleanUpPolicies),
 		operatorFeature("a pod deleted by hand comes back with its gang, counted as a disruption, not in backoffCount", "deleted-pod", podDeletedByHand),
-		operatorFeature("a deleted job takes its pods and its Service with it", "job-deleted", jobDeleted),
+		operatorFeature("a deleted job takes its pods and its Service with it, the operator deleting its pods", "job-deleted", jobDeleted),
+		operatorFeature("a job deleted with --cascade=orphan leaves its pods", "job-orphaned", jobDeletedOrphaning),
 	)
 }
 
@@ -242,9 +247,12 @@ func podDeletedByHand(ctx context.Context, t *testing.T, c client.Client, ns str
 }
 
 func jobDeleted(ctx context.Context, t *testing.T, c client.Client, ns string) {
-	job := pyTorchJob("gone").Workers(2, sim("", "")).Obj()
+	job := pyTorchJob("gone").Workers(39, sim("", "")).Obj()
 	create(ctx, t, c, ns, job)
-	waitPhase(ctx, t, c, ns, "gone", batch.JobRunning)
+	eventually(t, 90*time.Second, "the job's 40 pods exist", func() (bool, string) {
+		n := len(jobPods(ctx, t, c, ns, "gone"))
+		return n == 40, fmt.Sprintf("%d pods", n)
+	})
 	var svc corev1.Service
 	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "gone"}, &svc); err != nil {
 		t.Fatalf("the job's Service: %v", err)
@@ -257,4 +265,71 @@ func jobDeleted(ctx context.Context, t *testing.T, c client.Client, ns string) {
 		err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "gone"}, &corev1.Service{})
 		return len(pods) == 0 && err != nil, fmt.Sprintf("pods %v, service lookup: %v", keys(pods), err)
 	})
+	// The operator deletes them itself, at once, beside the garbage collector (20 a second).
+	if auditLog == "" {
+		return
+	}
+	deleted := podDeletions(t, ns)
+	t.Logf("pods deleted (the first deletion of each, by user agent): %v", deleted)
+	if deleted["trainyard"] == 0 {
+		t.Errorf("the operator deleted none of the deleted job's 40 pods (deletions by user agent: %v)", deleted)
+	}
+}
+
+// podDeletions counts, by the deleter's user agent (its first word), the pods of namespace ns
+// whose deletion the audit log shows accepted first (a graceful deletion's later ones, as the
+// kubelet's, are not counted).
+func podDeletions(t *testing.T, ns string) map[string]int {
+	t.Helper()
+	first := map[string]string{}
+	readAudit(t, func(e auditEntry) {
+		r := e.ObjectRef
+		if e.Verb != "delete" || r.Resource != "pods" || r.Subresource != "" || r.Namespace != ns || e.ResponseStatus.Code != http.StatusOK {
+			return
+		}
+		if _, ok := first[r.Name]; !ok {
+			first[r.Name], _, _ = strings.Cut(e.UserAgent, "/")
+		}
+	})
+	out := map[string]int{}
+	for _, agent := range first {
+		out[agent]++
+	}
+	return out
+}
+
+// A job deleted with kubectl delete --cascade=orphan leaves its pods: the garbage collector
+// removes the job's ownerReference from each before the job goes, and the operator then deletes
+// none of them.
+func jobDeletedOrphaning(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	job := pyTorchJob("kept").Workers(3, sim("", "")).Obj()
+	create(ctx, t, c, ns, job)
+	eventually(t, 90*time.Second, "the job's 4 pods exist", func() (bool, string) {
+		n := len(jobPods(ctx, t, c, ns, "kept"))
+		return n == 4, fmt.Sprintf("%d pods", n)
+	})
+	if err := c.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationOrphan)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "the job is gone", func() (bool, string) {
+		err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "kept"}, &batch.PyTorchTrainingJob{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
+	// The operator acts on the job's delete event at once; three seconds cover it on a busy host.
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		pods := jobPods(ctx, t, c, ns, "kept")
+		if len(pods) != 4 {
+			t.Fatalf("%d of the orphaned job's 4 pods left", len(pods))
+		}
+		for _, p := range pods {
+			if p.DeletionTimestamp != nil || len(p.OwnerReferences) != 0 {
+				t.Fatalf("pod %s: deletionTimestamp %v, ownerReferences %v; want neither (orphaned)", p.Name, p.DeletionTimestamp, p.OwnerReferences)
+			}
+		}
+	}
+	if auditLog != "" {
+		if deleted := podDeletions(t, ns); len(deleted) != 0 {
+			t.Errorf("pods of the orphaned job deleted: %v", deleted)
+		}
+	}
 }
