@@ -90,6 +90,9 @@ type sizeResult struct {
 	reconcilesOK                bool
 	operatorCmd                 string
 	broke                       string // why the run did not finish
+	// podsGone, servicesGone (--delete-jobs): the big jobs' deletion to their last pod gone, to
+	// their last Service gone, the operator running.
+	podsGone, servicesGone figure
 }
 
 // runName is "run 2/3" when the size is played more than once (--runs), else "".
@@ -295,6 +298,9 @@ func (c *comparison) playSize(ctx context.Context, t *tracker, r *sizeResult) er
 	r.gateCuts, r.gateOK = after.gateCuts-before.gateCuts, before.gateOK && after.gateOK
 	r.apfRejected, r.apfOK = after.apfRejected-before.apfRejected, before.apfOK && after.apfOK
 	r.reconciles, r.reconcilesOK = after.reconciles-before.reconciles, before.reconcilesOK && mid.reconcilesOK && after.reconcilesOK
+	if c.o.deleteJobs && !s.burst() && err == nil {
+		c.deleteWithOperator(ctx, b, r, names)
+	}
 	if serr := op.Stop(); serr != nil {
 		c.notes = append(c.notes, fmt.Sprintf("%s: operator stop: %v", r.label(), serr))
 	}
@@ -495,6 +501,64 @@ func sizeProgress(t *tracker) string {
 	})
 	return fmt.Sprintf("pods (want %d): %d exist, %d running, %d ended; jobs Running %d, Succeeded %d, status counting all pods running %d",
 		want, seen, running, ended, phases[batch.JobRunning], phases[batch.JobSucceeded], allRunning)
+}
+
+// deleteWithOperator (--delete-jobs) deletes the size's jobs as a user would (kubectl delete: in
+// the background), with the operator still running, and records how long their pods and their
+// Services took to go. What is left when a wait gives up, deleteAll deletes.
+func (c *comparison) deleteWithOperator(ctx context.Context, b *bench, r *sizeResult, names []string) {
+	logf("%s: deleting the jobs, the operator running", r.label())
+	start := time.Now()
+	err := parallel(ctx, c.o.scale.createWorkers, names, func(ctx context.Context, name string) error {
+		return client.IgnoreNotFound(c.conn.Kube.Delete(ctx, jobOf(r.api, r.ns, name, r.size, 0, false), client.PropagationPolicy(metav1.DeletePropagationBackground)))
+	})
+	if err != nil {
+		r.podsGone, r.servicesGone = missing("deleting the jobs: %v", err), missing("the jobs not deleted")
+		return
+	}
+	// The garbage collector alone takes about 50 ms an object (its client's 20 a second).
+	timeout := c.o.phaseTimeout + time.Duration(r.size.pods())*100*time.Millisecond
+	left := 0
+	err = b.waitFor(ctx, "the deleted jobs' pods gone", timeout, func() (bool, string) {
+		left = 0
+		b.t.view(func(pods map[string]*podRecord, _ map[string]*jobRecord) {
+			for _, p := range pods {
+				if p.exists() {
+					left++
+				}
+			}
+		})
+		return left == 0, fmt.Sprintf("%d pods left", left)
+	})
+	if err != nil {
+		r.podsGone = missing("%d pods left after %s", left, secs(time.Since(start)))
+	} else {
+		var last time.Time
+		b.t.view(func(pods map[string]*podRecord, _ map[string]*jobRecord) {
+			for _, p := range pods {
+				last = later(last, p.gone)
+			}
+		})
+		r.podsGone = measured(last.Sub(start))
+	}
+	// Counted by a list of one: the API server says how many remain (no selector, so it can).
+	err = b.waitFor(ctx, "the deleted jobs' Services gone", timeout, func() (bool, string) {
+		var one corev1.ServiceList
+		if err := b.kube.List(ctx, &one, client.InNamespace(r.ns), client.Limit(1)); err != nil {
+			return false, err.Error()
+		}
+		left = len(one.Items)
+		if n := one.RemainingItemCount; n != nil {
+			left += int(*n)
+		}
+		return left == 0, fmt.Sprintf("%d Services left", left)
+	})
+	if err != nil {
+		r.servicesGone = missing("%d Services left after %s", left, secs(time.Since(start)))
+	} else {
+		r.servicesGone = measured(time.Since(start))
+	}
+	logf("%s: deleted jobs: pods gone %s, Services gone %s", r.label(), fmtFigure(r.podsGone), fmtFigure(r.servicesGone))
 }
 
 // tearDownWorkers is how many deletions the bench's tear-down has in flight.

@@ -182,6 +182,11 @@ func (c *comparison) sizeRows(rs []sizeResult, audit auditSummary) []sizeRow {
 	if s.mixed() {
 		rows = c.mixedRows(rs, rows)
 	}
+	if c.o.deleteJobs && !s.burst() {
+		rows = append(rows,
+			timeRow("jobs deleted → their pods gone", rs, func(r sizeResult) figure { return r.podsGone }, 0),
+			timeRow("jobs deleted → their Services gone", rs, func(r sizeResult) figure { return r.servicesGone }, 0))
+	}
 	conflicts, throttled := countRows(rs, audit, peer)
 	rows = append(rows, writesRow(rs, audit), conflicts, throttled, reconcilesRow(rs), cpuRow(rs, peer), rssRow(rs, peer))
 	floor, _ := c.apiFloorOf(s, rs[0].api)

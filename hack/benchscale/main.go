@@ -40,13 +40,16 @@ import (
 
 // options are the bench's command-line settings.
 type options struct {
-	scale         scale
-	dir           string // DEVCLUSTER_DIR of the bench cluster
-	clusterName   string
-	nodes         int
-	nodePods      int // pods each node advertises
-	nodeGPUs      int // nvidia.com/gpu each node advertises
-	keepCluster   bool
+	scale       scale
+	dir         string // DEVCLUSTER_DIR of the bench cluster
+	clusterName string
+	nodes       int
+	nodePods    int // pods each node advertises
+	nodeGPUs    int // nvidia.com/gpu each node advertises
+	keepCluster bool
+	// deleteJobs: at the end of each size of big jobs, delete them with the operator still running
+	// and time their pods' and Services' going (--delete-jobs).
+	deleteJobs    bool
 	operatorBin   string
 	operatorFlags []string
 	masterRun     time.Duration // the burst masters' run-duration
@@ -166,6 +169,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.clusterName, "cluster", "trainyard-bench", "cluster name (CLUSTER of hack/cluster.sh)")
 	fs.IntVar(&o.nodes, "nodes", 20, "KWOK nodes of the bench cluster")
 	fs.BoolVar(&o.keepCluster, "keep-cluster", false, "leave the cluster running at the end, for debugging (hack/cluster.sh down with the same DEVCLUSTER_DIR and CLUSTER stops it)")
+	fs.BoolVar(&o.deleteJobs, "delete-jobs", false, "the sizes scenario: at the end of each size of big jobs (not a burst), delete the jobs as a user would, with the operator still running, and record how long their pods and their Services took to go (the garbage collector deletes them at the controller-manager's 20 a second; Trainyard deletes them itself). The garbage collector's queue then keeps the control plane busy for a while, which the next size's quiet wait absorbs")
 	fs.StringVar(&o.operatorBin, "operator", "bin/trainyard", "the operator binary (a relative path is relative to the repository)")
 	fs.StringVar(&operatorFlags, "operator-flags", "", "extra operator flags, space-separated (also: everything after --)")
 	fs.BoolVar(&o.peer, "peer", false, "play Kubeflow's training-operator v1.8.1 (built by make peer into "+peerDir+", with its own PyTorchJob CRD and ClusterRole) instead of Trainyard: kubeflow.org only, its default clean-up (--clean-up=none), "+peerSchemes+"; tune it with --operator-flags, e.g. '--kube-api-qps=1000 --kube-api-burst=2000 --controller-threads=16'")
