@@ -254,10 +254,7 @@ const reasonJobDeleted = "JobDeleted"
 func (r *jobReconciler) releaseDeleted(job client.Object) {
 	uid := job.GetUID()
 	var dels []deletion
-	pods, err := r.pods.of(uid)
-	if err != nil {
-		return // the garbage collector deletes them
-	}
+	pods, _ := r.pods.of(uid) // on an error, the garbage collector deletes them
 	for _, p := range pods {
 		if p.DeletionTimestamp == nil {
 			obj := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name}}
