@@ -247,12 +247,7 @@ func podDeletedByHand(ctx context.Context, t *testing.T, c client.Client, ns str
 }
 
 func jobDeleted(ctx context.Context, t *testing.T, c client.Client, ns string) {
-	job := pyTorchJob("gone").Workers(39, sim("", "")).Obj()
-	create(ctx, t, c, ns, job)
-	eventually(t, 90*time.Second, "the job's 40 pods exist", func() (bool, string) {
-		n := len(jobPods(ctx, t, c, ns, "gone"))
-		return n == 40, fmt.Sprintf("%d pods", n)
-	})
+	job := createWithPods(ctx, t, c, ns, "gone", 39)
 	var svc corev1.Service
 	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "gone"}, &svc); err != nil {
 		t.Fatalf("the job's Service: %v", err)
@@ -274,6 +269,20 @@ func jobDeleted(ctx context.Context, t *testing.T, c client.Client, ns string) {
 	if deleted["trainyard"] == 0 {
 		t.Errorf("the operator deleted none of the deleted job's 40 pods (deletions by user agent: %v)", deleted)
 	}
+}
+
+// createWithPods creates a PyTorch job of a master and workers that run until deleted, and waits
+// until all its pods exist.
+func createWithPods(ctx context.Context, t *testing.T, c client.Client, ns, name string, workers int32) client.Object {
+	t.Helper()
+	job := pyTorchJob(name).Workers(workers, sim("", "")).Obj()
+	create(ctx, t, c, ns, job)
+	want := int(workers) + 1
+	eventually(t, 90*time.Second, fmt.Sprintf("the job's %d pods exist", want), func() (bool, string) {
+		n := len(jobPods(ctx, t, c, ns, name))
+		return n == want, fmt.Sprintf("%d pods", n)
+	})
+	return job
 }
 
 // podDeletions counts, by the deleter's user agent (its first word), the pods of namespace ns
@@ -302,12 +311,7 @@ func podDeletions(t *testing.T, ns string) map[string]int {
 // removes the job's ownerReference from each before the job goes, and the operator then deletes
 // none of them.
 func jobDeletedOrphaning(ctx context.Context, t *testing.T, c client.Client, ns string) {
-	job := pyTorchJob("kept").Workers(3, sim("", "")).Obj()
-	create(ctx, t, c, ns, job)
-	eventually(t, 90*time.Second, "the job's 4 pods exist", func() (bool, string) {
-		n := len(jobPods(ctx, t, c, ns, "kept"))
-		return n == 4, fmt.Sprintf("%d pods", n)
-	})
+	job := createWithPods(ctx, t, c, ns, "kept", 3)
 	if err := c.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationOrphan)); err != nil {
 		t.Fatal(err)
 	}
