@@ -90,9 +90,11 @@ type sizeResult struct {
 	reconcilesOK                bool
 	operatorCmd                 string
 	broke                       string // why the run did not finish
-	// podsGone, servicesGone (--delete-jobs): the big jobs' deletion to their last pod gone, to
-	// their last Service gone, the operator running.
-	podsGone, servicesGone figure
+	// podsTerminating, podsGone, servicesGone (--delete-jobs): the big jobs' deletion to their last
+	// pod marked for deletion (asked to stop: a kubelet would stop its containers and free its
+	// GPUs), to their last pod gone (the fake kubelet confirms), to their last Service gone; the
+	// operator running.
+	podsTerminating, podsGone, servicesGone figure
 }
 
 // runName is "run 2/3" when the size is played more than once (--runs), else "".
@@ -513,7 +515,8 @@ func (c *comparison) deleteWithOperator(ctx context.Context, b *bench, r *sizeRe
 		return client.IgnoreNotFound(c.conn.Kube.Delete(ctx, jobOf(r.api, r.ns, name, r.size, 0, false), client.PropagationPolicy(metav1.DeletePropagationBackground)))
 	})
 	if err != nil {
-		r.podsGone, r.servicesGone = missing("deleting the jobs: %v", err), missing("the jobs not deleted")
+		r.podsTerminating = missing("deleting the jobs: %v", err)
+		r.podsGone, r.servicesGone = r.podsTerminating, r.podsTerminating
 		return
 	}
 	// The garbage collector alone takes about 50 ms an object (its client's 20 a second).
@@ -532,14 +535,20 @@ func (c *comparison) deleteWithOperator(ctx context.Context, b *bench, r *sizeRe
 	})
 	if err != nil {
 		r.podsGone = missing("%d pods left after %s", left, secs(time.Since(start)))
+		r.podsTerminating = r.podsGone
 	} else {
-		var last time.Time
+		var marked, gone time.Time
 		b.t.view(func(pods map[string]*podRecord, _ map[string]*jobRecord) {
 			for _, p := range pods {
-				last = later(last, p.gone)
+				gone = later(gone, p.gone)
+				if p.deletionSeen.IsZero() { // gone at once, never seen marked
+					marked = later(marked, p.gone)
+				} else {
+					marked = later(marked, p.deletionSeen)
+				}
 			}
 		})
-		r.podsGone = measured(last.Sub(start))
+		r.podsTerminating, r.podsGone = measured(marked.Sub(start)), measured(gone.Sub(start))
 	}
 	// Counted by a list of one: the API server says how many remain (no selector, so it can).
 	err = b.waitFor(ctx, "the deleted jobs' Services gone", timeout, func() (bool, string) {
@@ -558,7 +567,7 @@ func (c *comparison) deleteWithOperator(ctx context.Context, b *bench, r *sizeRe
 	} else {
 		r.servicesGone = measured(time.Since(start))
 	}
-	logf("%s: deleted jobs: pods gone %s, Services gone %s", r.label(), fmtFigure(r.podsGone), fmtFigure(r.servicesGone))
+	logf("%s: deleted jobs: pods marked for deletion %s, gone %s; Services gone %s", r.label(), fmtFigure(r.podsTerminating), fmtFigure(r.podsGone), fmtFigure(r.servicesGone))
 }
 
 // tearDownWorkers is how many deletions the bench's tear-down has in flight.

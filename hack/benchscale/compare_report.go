@@ -184,6 +184,7 @@ func (c *comparison) sizeRows(rs []sizeResult, audit auditSummary) []sizeRow {
 	}
 	if c.o.deleteJobs && !s.burst() {
 		rows = append(rows,
+			timeRow("jobs deleted → their pods all marked for deletion", rs, func(r sizeResult) figure { return r.podsTerminating }, 0),
 			timeRow("jobs deleted → their pods gone", rs, func(r sizeResult) figure { return r.podsGone }, 0),
 			timeRow("jobs deleted → their Services gone", rs, func(r sizeResult) figure { return r.servicesGone }, 0))
 	}

@@ -37,6 +37,7 @@ type podRecord struct {
 	job, replicaType string // replicaType in lower case: master, worker
 	phase            corev1.PodPhase
 	deleting         bool      // has a deletionTimestamp
+	deletionSeen     time.Time // first seen with a deletionTimestamp
 	seen             time.Time // first seen: the pod exists
 	bound            time.Time // first seen with a node
 	running          time.Time // first seen Running
@@ -139,6 +140,9 @@ func (t *tracker) observePod(obj client.Object, deleted bool) {
 	}
 	r.phase = p.Status.Phase
 	r.deleting = p.DeletionTimestamp != nil
+	if r.deleting && r.deletionSeen.IsZero() {
+		r.deletionSeen = now
+	}
 	if r.bound.IsZero() && p.Spec.NodeName != "" {
 		r.bound = now
 	}
