@@ -3,10 +3,12 @@ package controller
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -240,20 +242,21 @@ func (r *jobReconciler) servicesChanged(uid types.UID) {
 // reasonJobDeleted is the metrics' reason for the pods of a deleted job (releaseDeleted).
 const reasonJobDeleted = "JobDeleted"
 
-// releaseDeleted deletes the pods, then the Services, of a job that was deleted with its
-// dependents (kubectl's default, or foreground), rather than leave them all to the garbage
-// collector. It deletes each at the version the cache shows, so it never deletes what the garbage
+// releaseDeleted deletes the gang objects (PodGroup, Workload), the pods, then the Services, of a
+// job that was deleted with its dependents (kubectl's default, or foreground), rather than leave
+// them all to the garbage collector. It deletes each at the version the cache shows, so it never deletes what the garbage
 // collector orphaned (kubectl delete --cascade=orphan removes the job's ownerReference from each
 // dependent, a change, before the job goes): a dependent that changed since is left to the
 // garbage collector, as is one whose deletion fails.
 //
 // Why: the garbage collector deletes dependents at the controller-manager's client rate (20 a
 // second by default), so a 5,000-pod job's pods, and their GPUs, went over four minutes, and a
-// job resubmitted under the same name found its pods' names taken meanwhile. The deletions go
+// job resubmitted under the same name found its pods' names taken meanwhile; its PodGroup, queued
+// among them, could hold a scheduler queue's capacity as long. The deletions go
 // through the write gate as clean-up, within its small share, behind every other job's writes.
 func (r *jobReconciler) releaseDeleted(job client.Object) {
 	uid := job.GetUID()
-	var dels []deletion
+	dels := r.gangDeletions(job)
 	pods, _ := r.pods.of(uid) // on an error, the garbage collector deletes them
 	for _, p := range pods {
 		if p.DeletionTimestamp == nil {
@@ -290,4 +293,29 @@ func (r *jobReconciler) releaseDeleted(job client.Object) {
 				"job", client.ObjectKeyFromObject(job), "error", err.Error())
 		}
 	}()
+}
+
+// gangDeletions are the deletions of a deleted job's gang objects, as the cache shows them (only
+// the kinds its spec chose, once their CRD is installed; none the job does not own).
+func (r *jobReconciler) gangDeletions(job client.Object) []deletion {
+	model := r.kind.model(job)
+	kinds, crd := render.GangKinds(&model)
+	if len(kinds) == 0 || !r.crds.installed()[crd] {
+		return nil
+	}
+	var dels []deletion
+	for _, gvk := range slices.Backward(kinds) { // the PodGroup before the Workload it is made from
+		live := &unstructured.Unstructured{}
+		live.SetGroupVersionKind(gvk)
+		key := types.NamespacedName{Namespace: job.GetNamespace(), Name: job.GetName()}
+		if err := r.client.Get(context.Background(), key, live); err != nil || !ownedBy(live, job) || live.GetDeletionTimestamp() != nil {
+			continue // gone, someone else's, going, or unreadable: the garbage collector's
+		}
+		obj := &unstructured.Unstructured{}
+		obj.SetGroupVersionKind(gvk)
+		obj.SetNamespace(key.Namespace)
+		obj.SetName(key.Name)
+		dels = append(dels, deletion{obj: obj, uid: live.GetUID(), resourceVersion: live.GetResourceVersion()})
+	}
+	return dels
 }

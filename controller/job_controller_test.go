@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -432,6 +433,37 @@ func TestADeletedJobsPodsAreDeletedUnlessChanged(t *testing.T) {
 	}
 	if got := m.GetCounter().GetValue(); got != 3 {
 		t.Errorf("pods counted deleted with the job: %v; want 3", got)
+	}
+}
+
+// A deleted gang job's PodGroup goes with its pods, by the operator: queued behind them for the
+// garbage collector, it could hold its queue's capacity for minutes.
+func TestADeletedJobsPodGroupIsDeleted(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	job := testJob(1, batch.RestartPolicyNever)
+	job.Spec.Scheduler = &batch.SchedulePolicy{Volcano: &batch.VolcanoScheduler{}}
+	c := newCluster(t, job)
+	r := newTestReconciler(c, &now)
+	r.crds.update("podgroups.scheduling.volcano.sh", true)
+	reconcileOnce(t, r)
+	pg := &unstructured.Unstructured{}
+	pg.SetGroupVersionKind(schema.GroupVersionKind{Group: "scheduling.volcano.sh", Version: "v1beta1", Kind: "PodGroup"})
+	key := client.ObjectKey{Namespace: "ns", Name: "j"}
+	if err := c.server.Get(context.Background(), key, pg); err != nil {
+		t.Fatalf("the job's PodGroup: %v", err)
+	}
+	live, _ := c.get()
+	if err := c.server.Delete(context.Background(), live); err != nil {
+		t.Fatal(err)
+	}
+	r.jobDeleted(live, true)
+	r.releasing.Wait()
+	if err := c.server.Get(context.Background(), key, pg); !apierrors.IsNotFound(err) {
+		t.Errorf("the deleted job's PodGroup: %v; want it deleted", err)
+	}
+	var pods corev1.PodList
+	if err := c.server.List(context.Background(), &pods); err != nil || len(pods.Items) != 0 {
+		t.Errorf("the deleted job's pods: %d left (%v); want none", len(pods.Items), err)
 	}
 }
 

@@ -98,7 +98,10 @@ func (g *gangFeature) teardown(f *features.FeatureBuilder) *features.FeatureBuil
 			}
 			return len(pods.Items) == 0 && len(pgs.Items) == 0, fmt.Sprintf("%d pods, %d PodGroups", len(pods.Items), len(pgs.Items))
 		})
-		t.Logf("the jobs' pods and PodGroups were gone %.2f s after the jobs were deleted (the garbage collector)", time.Since(start).Seconds())
+		t.Logf("the jobs' pods and PodGroups were gone %.2f s after the jobs were deleted", time.Since(start).Seconds())
+		if auditLog != "" { // the operator and the garbage collector race for so few objects
+			t.Logf("deleted first by: PodGroups %v, pods %v", firstDeletions(t, g.ns, "podgroups"), firstDeletions(t, g.ns, "pods"))
+		}
 		return ctx
 	})
 }

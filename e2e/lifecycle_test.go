@@ -264,7 +264,7 @@ func jobDeleted(ctx context.Context, t *testing.T, c client.Client, ns string) {
 	if auditLog == "" {
 		return
 	}
-	deleted := podDeletions(t, ns)
+	deleted := firstDeletions(t, ns, "pods")
 	t.Logf("pods deleted (the first deletion of each, by user agent): %v", deleted)
 	if deleted["trainyard"] == 0 {
 		t.Errorf("the operator deleted none of the deleted job's 40 pods (deletions by user agent: %v)", deleted)
@@ -285,15 +285,15 @@ func createWithPods(ctx context.Context, t *testing.T, c client.Client, ns, name
 	return job
 }
 
-// podDeletions counts, by the deleter's user agent (its first word), the pods of namespace ns
-// whose deletion the audit log shows accepted first (a graceful deletion's later ones, as the
-// kubelet's, are not counted).
-func podDeletions(t *testing.T, ns string) map[string]int {
+// firstDeletions counts, by the deleter's user agent (its first word), the objects of resource in
+// namespace ns whose deletion the audit log shows accepted first (a graceful deletion's later
+// ones, as the kubelet's, are not counted).
+func firstDeletions(t *testing.T, ns, resource string) map[string]int {
 	t.Helper()
 	first := map[string]string{}
 	readAudit(t, func(e auditEntry) {
 		r := e.ObjectRef
-		if e.Verb != "delete" || r.Resource != "pods" || r.Subresource != "" || r.Namespace != ns || e.ResponseStatus.Code != http.StatusOK {
+		if e.Verb != "delete" || r.Resource != resource || r.Subresource != "" || r.Namespace != ns || e.ResponseStatus.Code != http.StatusOK {
 			return
 		}
 		if _, ok := first[r.Name]; !ok {
@@ -332,7 +332,7 @@ func jobDeletedOrphaning(ctx context.Context, t *testing.T, c client.Client, ns 
 		}
 	}
 	if auditLog != "" {
-		if deleted := podDeletions(t, ns); len(deleted) != 0 {
+		if deleted := firstDeletions(t, ns, "pods"); len(deleted) != 0 {
 			t.Errorf("pods of the orphaned job deleted: %v", deleted)
 		}
 	}
