@@ -262,6 +262,7 @@ func (r *jobReconciler) releaseDeleted(job client.Object) {
 		if p.DeletionTimestamp == nil {
 			obj := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name}}
 			dels = append(dels, deletion{obj: obj, uid: p.UID, resourceVersion: p.ResourceVersion, reason: reasonJobDeleted, pod: true})
+			r.deletions.deleting(uid, p.UID) // noted before it is sent, as every deletion of the operator's
 		}
 	}
 	var services []*corev1.Service
@@ -276,11 +277,6 @@ func (r *jobReconciler) releaseDeleted(job client.Object) {
 	}
 	if len(dels) == 0 {
 		return
-	}
-	for _, d := range dels {
-		if d.pod {
-			r.deletions.deleting(uid, d.uid)
-		}
 	}
 	ctx := apply.WithCleanUp(apply.WithOwner(context.Background(), string(uid)))
 	r.releasing.Add(1)
@@ -305,16 +301,14 @@ func (r *jobReconciler) gangDeletions(job client.Object) []deletion {
 	}
 	var dels []deletion
 	for _, gvk := range slices.Backward(kinds) { // the PodGroup before the Workload it is made from
-		live := &unstructured.Unstructured{}
-		live.SetGroupVersionKind(gvk)
-		key := types.NamespacedName{Namespace: job.GetNamespace(), Name: job.GetName()}
-		if err := r.client.Get(context.Background(), key, live); err != nil || !ownedBy(live, job) || live.GetDeletionTimestamp() != nil {
+		live, owned, err := r.liveGangObject(context.Background(), job, gvk)
+		if err != nil || !owned || live.GetDeletionTimestamp() != nil {
 			continue // gone, someone else's, going, or unreadable: the garbage collector's
 		}
 		obj := &unstructured.Unstructured{}
 		obj.SetGroupVersionKind(gvk)
-		obj.SetNamespace(key.Namespace)
-		obj.SetName(key.Name)
+		obj.SetNamespace(job.GetNamespace())
+		obj.SetName(job.GetName())
 		dels = append(dels, deletion{obj: obj, uid: live.GetUID(), resourceVersion: live.GetResourceVersion()})
 	}
 	return dels

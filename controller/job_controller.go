@@ -589,20 +589,31 @@ func (r *jobReconciler) applyPodGroup(ctx context.Context, job client.Object, mo
 
 // deleteGangObject deletes the job's gang object of kind gvk (named like the job) if the job owns it.
 func (r *jobReconciler) deleteGangObject(ctx context.Context, job client.Object, gvk schema.GroupVersionKind) error {
-	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(gvk)
-	err := r.client.Get(ctx, types.NamespacedName{Namespace: job.GetNamespace(), Name: job.GetName()}, live)
-	switch {
-	case apierrors.IsNotFound(err):
-	case err != nil:
+	live, owned, err := r.liveGangObject(ctx, job, gvk)
+	if err != nil {
 		return err
-	case ownedBy(live, job):
+	}
+	if owned {
 		if err := r.applier.Delete(ctx, live, live.GetUID(), false); err != nil {
 			return err
 		}
 	}
 	r.applier.Forget(live)
 	return nil
+}
+
+// liveGangObject reads the job's gang object of kind gvk (named like the job) from the cache, and
+// reports whether the job owns it (false when there is none).
+func (r *jobReconciler) liveGangObject(ctx context.Context, job client.Object, gvk schema.GroupVersionKind) (*unstructured.Unstructured, bool, error) {
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(gvk)
+	switch err := r.client.Get(ctx, types.NamespacedName{Namespace: job.GetNamespace(), Name: job.GetName()}, live); {
+	case apierrors.IsNotFound(err):
+		return live, false, nil
+	case err != nil:
+		return live, false, err
+	}
+	return live, ownedBy(live, job), nil
 }
 
 // createPods creates the pods render lists in Decisions.Create, in slow-start batches.

@@ -523,14 +523,7 @@ func (c *comparison) deleteWithOperator(ctx context.Context, b *bench, r *sizeRe
 	timeout := c.o.phaseTimeout + time.Duration(r.size.pods())*100*time.Millisecond
 	left := 0
 	err = b.waitFor(ctx, "the deleted jobs' pods gone", timeout, func() (bool, string) {
-		left = 0
-		b.t.view(func(pods map[string]*podRecord, _ map[string]*jobRecord) {
-			for _, p := range pods {
-				if p.exists() {
-					left++
-				}
-			}
-		})
+		left = existingPods(b.t)
 		return left == 0, fmt.Sprintf("%d pods left", left)
 	})
 	if err != nil {
@@ -658,16 +651,22 @@ func deletePods(ctx context.Context, b *bench, ns string, timeout time.Duration)
 		return fmt.Errorf("deleting the pods: %w", err)
 	}
 	return b.waitFor(ctx, "the pods gone", timeout, func() (bool, string) {
-		left := 0
-		b.t.view(func(pods map[string]*podRecord, _ map[string]*jobRecord) {
-			for _, p := range pods {
-				if p.exists() {
-					left++
-				}
-			}
-		})
+		left := existingPods(b.t)
 		return left == 0, fmt.Sprintf("%d pods left", left)
 	})
+}
+
+// existingPods is how many pods the tracker knows to exist.
+func existingPods(t *tracker) int {
+	n := 0
+	t.view(func(pods map[string]*podRecord, _ map[string]*jobRecord) {
+		for _, p := range pods {
+			if p.exists() {
+				n++
+			}
+		}
+	})
+	return n
 }
 
 // figures reads the size's time figures from the watches' records: the first part's from the
