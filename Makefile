@@ -113,11 +113,12 @@ test-fuzz: ## Short fuzz runs of render (10,000 executions per target); FUZZTIME
 	done
 
 .PHONY: test-torch
-test-torch: ## Real PyTorch (Debian's python3-torch) runs every launch mode's rendered pods as processes in network namespaces (root).
+test-torch: ## Real PyTorch (Debian 12's torch 1.13 and Debian 13's 2.x) runs every launch mode's rendered pods as processes in network namespaces (root).
 	@echo "== layer: torch (real PyTorch processes, one network namespace per pod)"
 	hack/torch.sh
 	go vet -tags torch ./hack/torchtest
-	go test -tags torch -count=1 -timeout 20m -v ./hack/torchtest
+	TRAINYARD_TORCH_ROOT=$(call version,TORCH_ROOT) TRAINYARD_TORCH_ROOT_VERSION=$(call version,TORCH_ROOT_VERSION) \
+	  go test -tags torch -count=1 -timeout 30m -v ./hack/torchtest
 
 .PHONY: test-chart
 test-chart: ## Lint and render charts/trainyard (pinned helm): the same objects as kustomize/, values applied, alerts as documented.

@@ -11,6 +11,11 @@ SCHEDULER_PLUGINS_VERSION=v0.32.7
 KUEUE_VERSION=v0.19.2
 # Helm renders and lints charts/trainyard (make test-chart) and installs it in e2e.
 HELM_VERSION=v4.3.1
+# make test-torch's second PyTorch: Debian 13's python3-torch in a root of its own (hack/torch.sh
+# builds it with debootstrap from Debian's mirror); the test refuses another major.minor.
+TORCH_ROOT_SUITE=trixie
+TORCH_ROOT_VERSION=2.6
+TORCH_ROOT_MIRROR=${TORCH_ROOT_MIRROR:-http://deb.debian.org/debian}
 
 # Built binaries live outside the repo, keyed by version, so a second run costs nothing.
 TRAINYARD_CACHE=${TRAINYARD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/trainyard}
@@ -21,5 +26,6 @@ SCHEDULER_PLUGINS_BIN=$TRAINYARD_CACHE/scheduler-plugins-$SCHEDULER_PLUGINS_VERS
 KUEUE_BIN=$TRAINYARD_CACHE/kueue-$KUEUE_VERSION
 CONTROLLER_GEN=$TRAINYARD_CACHE/controller-tools-$CONTROLLER_TOOLS_VERSION/controller-gen
 HELM=$TRAINYARD_CACHE/helm-$HELM_VERSION/helm
+TORCH_ROOT=$TRAINYARD_CACHE/torch-root-$TORCH_ROOT_SUITE
 # envtest wants etcd and kube-apiserver in one folder.
 ENVTEST_ASSETS=$TRAINYARD_CACHE/envtest-$KUBE_VERSION-$ETCD_VERSION

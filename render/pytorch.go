@@ -169,7 +169,8 @@ func (r *renderer) torchrunCommand(t *ReplicaType, c *corev1.Container) {
 // on the kubelet's hosts-file line for the pod: J-master-0.J.<namespace>.svc.<domain>. The FQDN
 // is therefore the one name every release matches in the master and every pod resolves through
 // cluster DNS. The short J-master-0.J resolves too but matches only on 2.x, by address, so
-// on 1.x no agent would host the store and every agent times out.
+// on 1.x no agent would host the store and every agent times out. make test-torch runs both
+// releases (Debian's 1.13 and 2.6); changed to the short name, 2.6 still joins.
 func (r *renderer) rendezvousHost() string {
 	domain := r.in.ClusterDomain
 	if domain == "" {

@@ -163,9 +163,9 @@ func searchNames(fqdn, ns string) []string {
 }
 
 // start runs the pod's training container command with exactly its environment (plus PATH, and
-// PYTHONPATH for the test's sitecustomize), in the pod's namespace under its hostname, in a
-// process group of its own so that torchrun's workers are stopped with it.
-func (n *network) start(t *testing.T, pod *corev1.Pod, workdir string) *process {
+// PYTHONPATH for the test's sitecustomize), in the pod's namespace under its hostname, under the
+// runtime's torch, in a process group of its own so that torchrun's workers are stopped with it.
+func (n *network) start(t *testing.T, pod *corev1.Pod, rt runtime, workdir string) *process {
 	t.Helper()
 	p := n.pods[pod.Name]
 	c := trainingContainer(t, pod)
@@ -173,7 +173,8 @@ func (n *network) start(t *testing.T, pod *corev1.Pod, workdir string) *process 
 	if len(c.Command) == 0 {
 		t.Fatalf("pod %s: the container has no command (the image's entrypoint is not modelled)", pod.Name)
 	}
-	env := []string{"PATH=/usr/bin:/bin", "PYTHONPATH=" + workdir, "HOME=" + workdir}
+	env := []string{"PATH=/usr/bin:/bin", "PYTHONPATH=" + rt.workdir(workdir), "HOME=" + rt.workdir(workdir)}
+	env = append(env, rt.env...)
 	for _, e := range c.Env {
 		if e.ValueFrom != nil {
 			t.Fatalf("pod %s: env %s comes from %v, which the test cannot resolve", pod.Name, e.Name, e.ValueFrom)
@@ -184,7 +185,7 @@ func (n *network) start(t *testing.T, pod *corev1.Pod, workdir string) *process 
 	if host == "" {
 		host = pod.Name
 	}
-	args := append([]string{"netns", "exec", p.netns, "unshare", "--uts", "--", "/bin/sh", "-c", `hostname "$0" && exec "$@"`, host}, argv...)
+	args := append([]string{"netns", "exec", p.netns, "unshare", "--uts", "--", "/bin/sh", "-c", `hostname "$0" && exec "$@"`, host}, rt.wrap(workdir, argv)...)
 	log := filepath.Join(t.TempDir(), pod.Name+".log")
 	f, err := os.Create(log)
 	if err != nil {
@@ -266,23 +267,4 @@ func (n *network) ip(t *testing.T, args ...string) {
 	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
 		t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
 	}
-}
-
-// prerequisites says what is missing to run real PyTorch in network namespaces, or "".
-func prerequisites() string {
-	if os.Geteuid() != 0 {
-		return "not root (network namespaces need it)"
-	}
-	for _, bin := range []string{"ip", "unshare"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			return bin + " is not installed (Debian's iproute2, util-linux)"
-		}
-	}
-	if _, err := os.Stat("/usr/bin/torchrun"); err != nil {
-		return "Debian's python3-torch is not installed (no /usr/bin/torchrun)"
-	}
-	if out, err := exec.Command(python, "-c", "import torch.distributed as d; assert d.is_available() and d.is_gloo_available()").CombinedOutput(); err != nil {
-		return fmt.Sprintf("%s cannot import torch with gloo: %v: %s", python, err, strings.TrimSpace(string(out)))
-	}
-	return ""
 }

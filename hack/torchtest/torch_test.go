@@ -5,11 +5,12 @@
 // in a network namespace of its own, under the pod's hostname, resolving names as cluster DNS and
 // the kubelet's hosts file would let it. The job's script is ours (python/train.py): it joins the
 // process group, all-reduces its rank and prints the result, which the test checks against what
-// torch defines RANK, WORLD_SIZE and LOCAL_RANK to be.
+// torch defines RANK, WORLD_SIZE and LOCAL_RANK to be. Every shape runs under each runtime: Debian
+// 12's torch 1.13 on this machine and Debian 13's torch 2.x in a root of its own (runtime_test.go).
 //
-// Run by `make test-torch` (root, Debian's python3-torch and iproute2). Without them the test
-// skips with one line saying what is missing, unless TRAINYARD_REQUIRE_TORCH=1 (set by CI), where a
-// skip is a failure.
+// Run by `make test-torch` (root, Debian's python3-torch and iproute2, the root hack/torch.sh
+// builds). Without them the test skips with one line saying what is missing, unless
+// TRAINYARD_REQUIRE_TORCH=1 (set by CI), where a skip is a failure.
 package torchtest
 
 import (
@@ -31,10 +32,6 @@ import (
 
 	"github.com/trainyard/trainyard/render"
 )
-
-// python is Debian's interpreter, the one python3-torch is installed for (a pyenv or venv python
-// earlier on PATH would not have torch).
-const python = "/usr/bin/python3"
 
 // jobTimeout bounds one job's run so that a rendezvous that never forms fails the test instead
 // of hanging it; it is a safety net, not a measurement (the elastic shapes wait torchrun's
@@ -76,11 +73,12 @@ type result struct {
 }
 
 func TestRealPyTorchJoins(t *testing.T) {
-	if missing := prerequisites(); missing != "" {
+	rts, missing := runtimes()
+	if missing != "" {
 		if os.Getenv("TRAINYARD_REQUIRE_TORCH") == "1" {
 			t.Fatalf("the torch layer cannot run here and TRAINYARD_REQUIRE_TORCH=1: %s", missing)
 		}
-		t.Skipf("skipping the real-PyTorch layer: %s (make test-torch as root on Debian installs python3-torch)", missing)
+		t.Skipf("skipping the real-PyTorch layer: %s (make test-torch as root on Debian installs what it needs)", missing)
 	}
 	removeStaleNamespaces(t)
 	workdir := t.TempDir()
@@ -98,15 +96,20 @@ func TestRealPyTorchJoins(t *testing.T) {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	for i, name := range names {
-		s := shapes[name]
-		t.Run(name, func(t *testing.T) {
-			runShape(t, s, i, workdir)
+	n := 0
+	for _, rt := range rts {
+		t.Run(rt.name(), func(t *testing.T) {
+			for _, name := range names {
+				n++
+				t.Run(name, func(t *testing.T) {
+					runShape(t, shapes[name], n, rt, workdir)
+				})
+			}
 		})
 	}
 }
 
-func runShape(t *testing.T, s shape, n int, workdir string) {
+func runShape(t *testing.T, s shape, n int, rt runtime, workdir string) {
 	out := renderJob(t, s.file)
 	net := newNetwork(t, fmt.Sprintf("trainyard-torch-%d-%d", os.Getpid(), n))
 	for _, pod := range out.Pods {
@@ -117,7 +120,7 @@ func runShape(t *testing.T, s shape, n int, workdir string) {
 	start := time.Now()
 	procs := make([]*process, 0, len(out.Pods))
 	for _, pod := range out.Pods {
-		procs = append(procs, net.start(t, pod, workdir))
+		procs = append(procs, net.start(t, pod, rt, workdir))
 	}
 	deadline := time.After(jobTimeout)
 	for _, p := range procs {
