@@ -12,9 +12,11 @@ KUEUE_VERSION=v0.19.2
 # Helm renders and lints charts/trainyard (make test-chart) and installs it in e2e.
 HELM_VERSION=v4.3.1
 # make test-torch's second PyTorch: Debian 13's python3-torch in a root of its own (hack/torch.sh
-# builds it with debootstrap from Debian's mirror); the test refuses another major.minor.
-TORCH_ROOT_SUITE=trixie
-TORCH_ROOT_VERSION=2.6
+# builds it with debootstrap from Debian's mirror); the test refuses another major.minor. Another
+# suite can be tried by hand, e.g. TORCH_ROOT_SUITE=sid TORCH_ROOT_VERSION=2.14 (sid moves daily,
+# so it is never the default).
+TORCH_ROOT_SUITE=${TORCH_ROOT_SUITE:-trixie}
+TORCH_ROOT_VERSION=${TORCH_ROOT_VERSION:-2.6}
 TORCH_ROOT_MIRROR=${TORCH_ROOT_MIRROR:-http://deb.debian.org/debian}
 
 # Built binaries live outside the repo, keyed by version, so a second run costs nothing.
