@@ -106,6 +106,12 @@ func (b *jobBuilder) Torchrun() *jobBuilder {
 	return b
 }
 
+// MaxRestarts lets torchrun's agents restart their workers n times (--max_restarts).
+func (b *jobBuilder) MaxRestarts(n int32) *jobBuilder {
+	b.pt.Spec.TorchrunConfig.MaxRestarts = ptr(n)
+	return b
+}
+
 // Tolerate gives every pod explicit tolerations of a not-ready and an unreachable node for
 // seconds, as the API server's DefaultTolerationSeconds admission would with its defaults (300).
 func (b *jobBuilder) Tolerate(seconds int64) *jobBuilder {

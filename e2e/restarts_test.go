@@ -25,7 +25,7 @@ import (
 func TestRestarts(t *testing.T) {
 	testenv.TestInParallel(t,
 		operatorFeature("plain DDP: a worker exiting 1 under OnFailure restarts every pod, counted once, and the job then succeeds", "ddp", plainDDPRestartsTheGang),
-		operatorFeature("torchrun: a worker exiting 1 restarts that worker alone", "torchrun", torchrunRestartsTheWorker),
+		operatorFeature("torchrun with maxRestarts: a worker exiting 1 restarts that worker alone", "torchrun", torchrunRestartsTheWorker),
 		operatorFeature("TensorFlow with PS: a failed worker restarts alone, a failed PS restarts the whole job", "tf-ps", tensorFlowPSRestarts),
 		operatorFeature("an evicted pod is replaced as a disruption: backoffCount stays 0, even with backoffLimit 0", "evicted", evictedPodIsADisruption),
 		operatorFeature("backoffLimit still ends a job that keeps failing by exit code; an eviction on the way does not use it up", "backoff-evict", backoffLimitAfterAnEviction),
@@ -149,7 +149,7 @@ func plainDDPRestartsTheGang(ctx context.Context, t *testing.T, c client.Client,
 }
 
 func torchrunRestartsTheWorker(ctx context.Context, t *testing.T, c client.Client, ns string) {
-	create(ctx, t, c, ns, pyTorchJob("tr").Workers(2, sim("", "")).Policy(batch.RestartPolicyOnFailure).Torchrun().Obj())
+	create(ctx, t, c, ns, pyTorchJob("tr").Workers(2, sim("", "")).Policy(batch.RestartPolicyOnFailure).Torchrun().MaxRestarts(3).Obj())
 	old := runningPods(ctx, t, c, ns, "tr", 3)
 	annotatePod(ctx, t, c, ns, "tr-worker-1", simExitCode, "1")
 	waitReplaced(ctx, t, c, ns, "tr", old, []string{"tr-worker-1"}, 3, false)

@@ -170,6 +170,9 @@ func (r *renderer) prototype(t *ReplicaType) (*corev1.Pod, int) {
 		if r.job.Torchrun != nil && !r.job.Debug {
 			r.torchrunCommand(t, &pod.Spec.Containers[c])
 		}
+		if !r.job.Debug {
+			r.rejoinableRendezvous(&pod.Spec.Containers[c])
+		}
 	}
 	return pod, c
 }

@@ -46,14 +46,55 @@ func restartVerdict(policy batch.RestartPolicy, p *observedPod) verdict {
 	return fail
 }
 
+// launcherRestarts is how often torchrun's agents may restart their workers: torchrunConfig's
+// maxRestarts, or a Kubeflow elasticPolicy's; 0 without torchrun or when unset (torchrun's default).
+func (j *Job) launcherRestarts() int32 {
+	switch {
+	case j.Torchrun != nil && j.Torchrun.MaxRestarts != nil:
+		return *j.Torchrun.MaxRestarts
+	case j.Kubeflow != nil && j.Kubeflow.Elastic != nil && j.Kubeflow.Elastic.MaxRestarts != nil:
+		return *j.Kubeflow.Elastic.MaxRestarts
+	}
+	return 0
+}
+
+// EnvTorchSharedStoreOff is torch's switch (2.4 and later; earlier releases ignore it) that turns
+// off the TCPStore torchrun's c10d rendezvous shares with the training processes.
+const EnvTorchSharedStoreOff = "TORCH_DISABLE_SHARE_RDZV_TCP_STORE"
+
+// rejoinableRendezvous lets a replaced replica's torchrun agent join its survivors: where the agents
+// have restarts to spare (the replica alone is restarted), the training container gets
+// TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 unless its template sets the variable.
+//
+// Note: with the shared store (torch 2.4 and later by default), an agent learns the store's
+// address from keys that rank 0 writes only in its own first rendezvous round. A replacement joins
+// a later round, waits for those keys until its timeout, and the survivors wait for it in turn:
+// make test-torch saw the job fail on torch 2.6 and 2.14 after such a restart, and recover 26 s
+// after the kill with the shared store off.
+func (r *renderer) rejoinableRendezvous(c *corev1.Container) {
+	if r.job.Framework != PyTorch || r.job.launcherRestarts() == 0 {
+		return
+	}
+	for _, e := range c.Env {
+		if e.Name == EnvTorchSharedStoreOff {
+			return
+		}
+	}
+	c.Env = append(c.Env, corev1.EnvVar{Name: EnvTorchSharedStoreOff, Value: "1"})
+}
+
 // restartScopeOf is what is restarted when a replica of type typ must be: the scope the user
 // chose, else what can recover.
 //
 //   - PyTorch without torchrun (a Kubeflow PyTorchJob without elasticPolicy counts as such):
 //     the gang. Static torch.distributed forms its process group once; a replaced rank cannot
 //     join it, and the survivors block in a collective until a timeout, then fail one by one.
-//   - PyTorch with torchrun: the replica. The agents of the survivors see the new one and
-//     re-rendezvous (torchrun's --max_restarts).
+//   - PyTorch with torchrun and restarts to spare (--max_restarts, PET_MAX_RESTARTS, above 0): the
+//     replica. The survivors' workers fail on the lost peer, their agents restart them and
+//     re-rendezvous with the new one.
+//   - PyTorch with torchrun and no restarts (--max_restarts unset or 0, torchrun's default): the
+//     gang. The survivors' agents may not restart their failed workers, so they end too; replaced
+//     one by one, a single failure would cost a restart per pod (make test-torch plays both).
 //   - TensorFlow with parameter servers: a worker or an evaluator alone; a failed parameter server
 //     or chief (or master) takes the gang, since every worker holds sessions to it.
 //   - TensorFlow without parameter servers (collective strategies): the gang, as for PyTorch; an
@@ -63,7 +104,7 @@ func (j *Job) restartScopeOf(typ string) batch.RestartScope {
 		return j.RestartScope
 	}
 	if j.Framework == PyTorch {
-		if j.Torchrun != nil || (j.Kubeflow != nil && j.Kubeflow.Elastic != nil) {
+		if j.launcherRestarts() > 0 {
 			return batch.RestartScopeReplica
 		}
 		return batch.RestartScopeGang

@@ -148,22 +148,65 @@ func TestRestartScopeOf(t *testing.T) {
 		typ  string
 		want batch.RestartScope
 	}{
-		"a PyTorch worker without torchrun restarts the gang":             {Job{Framework: PyTorch, Replicas: types("master", "worker")}, "worker", gang},
-		"a PyTorch worker under torchrun restarts alone":                  {Job{Framework: PyTorch, Torchrun: &batch.TorchrunConfig{}, Replicas: types("master", "worker")}, "worker", replica},
-		"a PyTorchJob without elasticPolicy restarts the gang":            {Job{Framework: PyTorch, Kubeflow: &Kubeflow{}, Replicas: types("master", "worker")}, "worker", gang},
-		"a PyTorchJob with elasticPolicy restarts a worker alone":         {Job{Framework: PyTorch, Kubeflow: &Kubeflow{Elastic: &KubeflowElastic{}}, Replicas: types("worker")}, "worker", replica},
-		"a TensorFlow worker beside parameter servers restarts alone":     {Job{Framework: TensorFlow, Replicas: types("chief", "ps", "worker")}, "worker", replica},
-		"a failed parameter server restarts the gang":                     {Job{Framework: TensorFlow, Replicas: types("chief", "ps", "worker")}, "ps", gang},
-		"a failed chief beside parameter servers restarts the gang":       {Job{Framework: TensorFlow, Replicas: types("chief", "ps", "worker")}, "chief", gang},
-		"a TensorFlow worker without parameter servers restarts the gang": {Job{Framework: TensorFlow, Replicas: types("chief", "worker")}, "worker", gang},
-		"an evaluator, never in the collective group, restarts alone":     {Job{Framework: TensorFlow, Replicas: types("chief", "worker", "evaluator")}, "evaluator", replica},
-		"the user's Replica wins over the default":                        {Job{Framework: PyTorch, RestartScope: replica, Replicas: types("master", "worker")}, "worker", replica},
-		"the user's Gang wins over torchrun":                              {Job{Framework: PyTorch, RestartScope: gang, Torchrun: &batch.TorchrunConfig{}, Replicas: types("worker")}, "worker", gang},
+		"a PyTorch worker without torchrun restarts the gang":                     {Job{Framework: PyTorch, Replicas: types("master", "worker")}, "worker", gang},
+		"a PyTorch worker under torchrun with maxRestarts restarts alone":         {Job{Framework: PyTorch, Torchrun: &batch.TorchrunConfig{MaxRestarts: ptr(int32(3))}, Replicas: types("master", "worker")}, "worker", replica},
+		"a PyTorch worker under torchrun without maxRestarts restarts the gang":   {Job{Framework: PyTorch, Torchrun: &batch.TorchrunConfig{}, Replicas: types("master", "worker")}, "worker", gang},
+		"a PyTorch worker under torchrun with maxRestarts 0 restarts the gang":    {Job{Framework: PyTorch, Torchrun: &batch.TorchrunConfig{MaxRestarts: ptr(int32(0))}, Replicas: types("master", "worker")}, "worker", gang},
+		"a PyTorchJob without elasticPolicy restarts the gang":                    {Job{Framework: PyTorch, Kubeflow: &Kubeflow{}, Replicas: types("master", "worker")}, "worker", gang},
+		"a PyTorchJob with elasticPolicy and maxRestarts restarts a worker alone": {Job{Framework: PyTorch, Kubeflow: &Kubeflow{Elastic: &KubeflowElastic{MaxRestarts: ptr(int32(2))}}, Replicas: types("worker")}, "worker", replica},
+		"a PyTorchJob with elasticPolicy without maxRestarts restarts the gang":   {Job{Framework: PyTorch, Kubeflow: &Kubeflow{Elastic: &KubeflowElastic{}}, Replicas: types("worker")}, "worker", gang},
+		"a TensorFlow worker beside parameter servers restarts alone":             {Job{Framework: TensorFlow, Replicas: types("chief", "ps", "worker")}, "worker", replica},
+		"a failed parameter server restarts the gang":                             {Job{Framework: TensorFlow, Replicas: types("chief", "ps", "worker")}, "ps", gang},
+		"a failed chief beside parameter servers restarts the gang":               {Job{Framework: TensorFlow, Replicas: types("chief", "ps", "worker")}, "chief", gang},
+		"a TensorFlow worker without parameter servers restarts the gang":         {Job{Framework: TensorFlow, Replicas: types("chief", "worker")}, "worker", gang},
+		"an evaluator, never in the collective group, restarts alone":             {Job{Framework: TensorFlow, Replicas: types("chief", "worker", "evaluator")}, "evaluator", replica},
+		"the user's Replica wins over the default":                                {Job{Framework: PyTorch, RestartScope: replica, Replicas: types("master", "worker")}, "worker", replica},
+		"the user's Gang wins over torchrun":                                      {Job{Framework: PyTorch, RestartScope: gang, Torchrun: &batch.TorchrunConfig{}, Replicas: types("worker")}, "worker", gang},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			if got := tc.job.restartScopeOf(tc.typ); got != tc.want {
 				t.Errorf("restartScopeOf(%s) = %s; want %s", tc.typ, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestRejoinableRendezvous(t *testing.T) {
+	off := corev1.EnvVar{Name: EnvTorchSharedStoreOff, Value: "1"}
+	userOn := corev1.EnvVar{Name: EnvTorchSharedStoreOff, Value: "0"}
+	cases := map[string]struct {
+		job     Job
+		env     []corev1.EnvVar
+		wantEnv []corev1.EnvVar
+	}{
+		"torchrun with maxRestarts turns the shared store off": {
+			job:     Job{Framework: PyTorch, Torchrun: &batch.TorchrunConfig{MaxRestarts: ptr(int32(3))}},
+			wantEnv: []corev1.EnvVar{off},
+		},
+		"torchrun without maxRestarts keeps torch's default": {
+			job: Job{Framework: PyTorch, Torchrun: &batch.TorchrunConfig{}},
+		},
+		"a PyTorchJob's elasticPolicy with maxRestarts turns it off": {
+			job:     Job{Framework: PyTorch, Kubeflow: &Kubeflow{Elastic: &KubeflowElastic{MaxRestarts: ptr(int32(1))}}},
+			wantEnv: []corev1.EnvVar{off},
+		},
+		"the template's own value is kept": {
+			job:     Job{Framework: PyTorch, Torchrun: &batch.TorchrunConfig{MaxRestarts: ptr(int32(3))}},
+			env:     []corev1.EnvVar{userOn},
+			wantEnv: []corev1.EnvVar{userOn},
+		},
+		"PyTorch without torchrun is left alone": {
+			job: Job{Framework: PyTorch},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := &renderer{job: &tc.job}
+			c := corev1.Container{Name: "pytorch", Env: tc.env}
+			r.rejoinableRendezvous(&c)
+			if diff := cmp.Diff(tc.wantEnv, c.Env); diff != "" {
+				t.Errorf("env (-want +got):\n%s", diff)
 			}
 		})
 	}

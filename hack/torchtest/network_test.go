@@ -209,8 +209,9 @@ func (n *network) start(t *testing.T, pod *corev1.Pod, rt runtime, workdir strin
 	return proc
 }
 
-// remove stops the job's processes (their process groups, by the PIDs the test started) and
-// deletes its namespaces and their /etc/netns files, also after a failure.
+// remove stops the job's processes (their process groups, by the PIDs the test started, and
+// whatever else runs in the pods' namespaces) and deletes its namespaces and their /etc/netns
+// files, also after a failure.
 func (n *network) remove(t *testing.T) {
 	for _, p := range n.procs {
 		select {
@@ -223,9 +224,28 @@ func (n *network) remove(t *testing.T) {
 		}
 	}
 	for _, name := range n.order {
+		n.killPod(t, name)
+	}
+	for _, name := range n.order {
 		deleteNamespace(t, n.pods[name].netns)
 	}
 	deleteNamespace(t, n.bridgeNS())
+}
+
+// killPod ends every process in the pod's network namespace with SIGKILL, as a container's end
+// takes all its processes: torch 2.x starts torchrun's workers in sessions of their own, so the
+// agent's process group does not hold them. Every such process descends from one the test started.
+func (n *network) killPod(t *testing.T, name string) {
+	out, err := exec.Command("ip", "netns", "pids", n.pods[name].netns).Output()
+	if err != nil {
+		t.Errorf("ip netns pids %s: %v", n.pods[name].netns, err)
+		return
+	}
+	for _, field := range strings.Fields(string(out)) {
+		if pid, err := strconv.Atoi(field); err == nil {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
 }
 
 func deleteNamespace(t *testing.T, name string) {

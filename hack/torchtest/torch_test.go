@@ -70,9 +70,35 @@ type result struct {
 	EnvLocalRank *string `json:"env_local_rank"`
 	EnvGroupRank *string `json:"env_group_rank"`
 	Sum          int     `json:"sum"`
+	// RestartCount is torchrun's TORCHELASTIC_RESTART_COUNT: how often the agent restarted its
+	// workers.
+	RestartCount *string `json:"restart_count"`
 }
 
 func TestRealPyTorchJoins(t *testing.T) {
+	rts, workdir := setUp(t)
+	names := make([]string, 0, len(shapes))
+	for name := range shapes {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	n := 0
+	for _, rt := range rts {
+		t.Run(rt.name(), func(t *testing.T) {
+			for _, name := range names {
+				n++
+				t.Run(name, func(t *testing.T) {
+					runShape(t, shapes[name], n, rt, workdir)
+				})
+			}
+		})
+	}
+}
+
+// setUp returns the runtimes to run under and a working directory holding the job's script, or
+// skips (fails where TRAINYARD_REQUIRE_TORCH=1) when something is missing.
+func setUp(t *testing.T) ([]runtime, string) {
+	t.Helper()
 	rts, missing := runtimes()
 	if missing != "" {
 		if os.Getenv("TRAINYARD_REQUIRE_TORCH") == "1" {
@@ -91,22 +117,7 @@ func TestRealPyTorchJoins(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	names := make([]string, 0, len(shapes))
-	for name := range shapes {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	n := 0
-	for _, rt := range rts {
-		t.Run(rt.name(), func(t *testing.T) {
-			for _, name := range names {
-				n++
-				t.Run(name, func(t *testing.T) {
-					runShape(t, shapes[name], n, rt, workdir)
-				})
-			}
-		})
-	}
+	return rts, workdir
 }
 
 func runShape(t *testing.T, s shape, n int, rt runtime, workdir string) {
@@ -233,6 +244,19 @@ func str(s *string) string {
 // observed yet, no gang scheduler.
 func renderJob(t *testing.T, file string) *render.Output {
 	t.Helper()
+	out, err := render.Render(render.Input{Job: readJob(t, file), Now: time.Now()})
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	if len(out.Pods) == 0 {
+		t.Fatalf("%s: no pods rendered", file)
+	}
+	return out
+}
+
+// readJob reads the job of a testdata manifest, with a UID as the API server would give it.
+func readJob(t *testing.T, file string) render.Job {
+	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", file))
 	if err != nil {
 		t.Fatal(err)
@@ -242,14 +266,7 @@ func renderJob(t *testing.T, file string) *render.Output {
 		t.Fatalf("%s: %v", file, err)
 	}
 	job.UID = "5e1f0000-0000-4000-8000-00000000000a"
-	out, err := render.Render(render.Input{Job: job, Now: time.Now()})
-	if err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
-	if len(out.Pods) == 0 {
-		t.Fatalf("%s: no pods rendered", file)
-	}
-	return out
+	return job
 }
 
 // trainingContainer is the pod's container named pytorch, the one Trainyard configures.

@@ -7,12 +7,21 @@ import json
 import os
 import socket
 import sys
+import time
 
 import torch
 import torch.distributed as dist
 
+# --steps N: train for N steps of an all-reduce and a pause each, printing "TRAINYARD_STEP <rank>
+# <step>" after every one, so that a test can fail a replica mid-training.
+steps = int(sys.argv[sys.argv.index("--steps") + 1]) if "--steps" in sys.argv else 0
+
 dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=120))
 rank, world = dist.get_rank(), dist.get_world_size()
+for step in range(steps):
+    dist.all_reduce(torch.ones(1))
+    os.write(1, f"TRAINYARD_STEP {rank} {step}\n".encode())
+    time.sleep(0.25)
 total = torch.tensor([float(rank)])
 dist.all_reduce(total)
 result = {
@@ -24,6 +33,7 @@ result = {
     "env_local_rank": os.environ.get("LOCAL_RANK"),
     "env_group_rank": os.environ.get("GROUP_RANK"),
     "sum": int(total.item()),
+    "restart_count": os.environ.get("TORCHELASTIC_RESTART_COUNT"),
 }
 # One write of the whole line: torchrun's workers share the pod's stdout, and a print's text and
 # its newline can be two writes that another worker's line lands between.

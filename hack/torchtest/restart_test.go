@@ -1,0 +1,335 @@
+//go:build torch
+
+package torchtest
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	"github.com/trainyard/trainyard/render"
+)
+
+// restartVictim is the replica whose container dies mid-training.
+const restartVictim = "restart-worker-1"
+
+// restartCase is a torchrun job and what render must restart when its worker-1 dies.
+type restartCase struct {
+	file string
+	// restarted are the pods render deletes and creates again, each once.
+	restarted []string
+	// survivorsRestartWorkers: the pods not restarted see their torchrun agents restart their
+	// workers (TORCHELASTIC_RESTART_COUNT above 0) to take the new member in.
+	survivorsRestartWorkers bool
+}
+
+var restartCases = map[string]restartCase{
+	"with maxRestarts 3, worker-1 alone: the survivors' agents take the new one in": {
+		file: "ptj-torchrun-restart.yaml", restarted: []string{restartVictim}, survivorsRestartWorkers: true,
+	},
+	"without maxRestarts, the gang, counted once: the survivors' agents may not restart": {
+		file: "ptj-torchrun-restart-gang.yaml", restarted: []string{"restart-master-0", "restart-worker-0", restartVictim},
+	},
+}
+
+// TestAFailedReplicaRecoversAsRenderDecides plays render's restart decisions on real processes:
+// the test stands in for the kubelet (a pod's processes run and end) and for the controller (it
+// reports each pod's end to render and carries out render's deletions and creations, nothing
+// else). A torchrun job's worker is killed mid-training, as an out-of-memory kill or a crash would
+// end its container. What render restarts must be what recovers: the job then finishes with no
+// other pod ended and every rank training to the end, and the backoff counted once.
+func TestAFailedReplicaRecoversAsRenderDecides(t *testing.T) {
+	rts, workdir := setUp(t)
+	names := slices.Sorted(maps.Keys(restartCases))
+	n := 100
+	for _, rt := range rts {
+		t.Run(rt.name(), func(t *testing.T) {
+			for _, name := range names {
+				n++
+				t.Run(name, func(t *testing.T) {
+					playRestart(t, restartCases[name], rt, workdir, n)
+				})
+			}
+		})
+	}
+}
+
+// podRun is one pod as the test's kubelet runs it: its latest process, the pod it started from
+// and whether render has been told of the process's end.
+type podRun struct {
+	pod      *corev1.Pod
+	proc     *process
+	starts   int
+	reported bool
+	// ended are its earlier processes, for the log of a failed run.
+	ended []*process
+}
+
+func playRestart(t *testing.T, tc restartCase, rt runtime, workdir string, n int) {
+	job := readJob(t, tc.file)
+	out := renderJob(t, tc.file)
+	net := newNetwork(t, fmt.Sprintf("trainyard-torch-%d-%d", os.Getpid(), n))
+	for _, pod := range out.Pods {
+		net.addPod(t, pod)
+	}
+	net.writeResolution(t, out)
+	runs := map[string]*podRun{}
+	start := func(pod *corev1.Pod) {
+		r := runs[pod.Name]
+		if r == nil {
+			r = &podRun{}
+			runs[pod.Name] = r
+		}
+		if r.proc != nil {
+			r.ended = append(r.ended, r.proc)
+		}
+		r.pod, r.proc, r.reported = pod, net.start(t, pod, rt, workdir), false
+		r.starts++
+	}
+	for _, pod := range out.Pods {
+		start(pod)
+	}
+	deadline := time.Now().Add(jobTimeout)
+	defer func() {
+		if t.Failed() {
+			for name, r := range runs {
+				for i, p := range append(r.ended, r.proc) {
+					t.Logf("%s, process %d of %d, output:\n%s", name, i+1, r.starts, p.output())
+				}
+			}
+		}
+	}()
+
+	if !waitForSteps(t, runs, 3, deadline) {
+		t.Fatalf("training did not reach step 3 on every pod within %s", jobTimeout)
+	}
+	began := time.Now()
+	net.killPod(t, restartVictim)
+	<-runs[restartVictim].proc.done
+	t.Logf("%s killed at step 3 or later", restartVictim)
+
+	var restarted []string
+	var backoff int32
+	first := true
+	for {
+		observed := observe(runs)
+		dec := decide(t, &job, observed)
+		if first {
+			first = false
+			var deleted []string
+			for _, d := range dec.Decisions.Delete {
+				deleted = append(deleted, d.Name)
+			}
+			slices.Sort(deleted)
+			if diff := cmp.Diff(tc.restarted, deleted); diff != "" {
+				t.Fatalf("render's answer to the killed worker: delete (-want +got):\n%s", diff)
+			}
+		}
+		backoff = dec.Decisions.BackoffCount
+		if p := dec.Decisions.Phase; p == batch.JobSucceeded || p == batch.JobFailed {
+			t.Logf("job %s %.1f s after the kill, backoffCount %d", p, time.Since(began).Seconds(), backoff)
+			if p != batch.JobSucceeded {
+				t.Fatalf("the job failed: %s: %s", dec.Decisions.Reason, dec.Decisions.Message)
+			}
+			break
+		}
+		for _, d := range dec.Decisions.Delete {
+			net.killPod(t, d.Name)
+			<-runs[d.Name].proc.done
+			restarted = append(restarted, d.Name)
+			observed = slices.DeleteFunc(observed, func(p *corev1.Pod) bool { return p.Name == d.Name })
+		}
+		if len(dec.Decisions.Delete) > 0 {
+			dec = decide(t, &job, observed)
+			for _, name := range dec.Decisions.Create {
+				start(podNamed(t, dec, name))
+			}
+		}
+		if !waitForAnEnd(runs, deadline) {
+			t.Fatalf("no pod ended within %s of the start and the job did not finish", jobTimeout)
+		}
+	}
+	// The master has succeeded; the workers end beside it (their last step is the same barrier).
+	for name, r := range runs {
+		select {
+		case <-r.proc.done:
+		case <-time.After(time.Until(deadline)):
+			t.Fatalf("%s still runs after the job succeeded", name)
+		}
+	}
+
+	slices.Sort(restarted)
+	if diff := cmp.Diff(tc.restarted, restarted); diff != "" {
+		t.Errorf("pods restarted (-want +got):\n%s", diff)
+	}
+	if backoff != 1 {
+		t.Errorf("backoffCount %d after one failure, want 1", backoff)
+	}
+	var ranks []int
+	for name, r := range runs {
+		if code := exitCode(r.proc); code != 0 {
+			t.Errorf("%s's last process exited %d", name, code)
+			continue
+		}
+		got := r.proc.results(t)
+		if len(got) != 1 {
+			t.Errorf("%s: %d results, want 1", name, len(got))
+			continue
+		}
+		res := got[0]
+		ranks = append(ranks, res.Rank)
+		if res.World != len(runs) || res.Sum != len(runs)*(len(runs)-1)/2 {
+			t.Errorf("%s: world %d, sum %d; want %d, %d", name, res.World, res.Sum, len(runs), len(runs)*(len(runs)-1)/2)
+		}
+		if tc.survivorsRestartWorkers && !slices.Contains(tc.restarted, name) && str(res.RestartCount) == "0" {
+			t.Errorf("%s: TORCHELASTIC_RESTART_COUNT 0: its agent did not restart its workers for the new member", name)
+		}
+		t.Logf("%s: rank %d, started %d times, TORCHELASTIC_RESTART_COUNT %s", name, res.Rank, r.starts, str(res.RestartCount))
+	}
+	slices.Sort(ranks)
+	if diff := cmp.Diff([]int{0, 1, 2}, ranks); diff != "" {
+		t.Errorf("ranks (-want +got):\n%s", diff)
+	}
+}
+
+// observe is each pod as the API server would show it: Running while its process runs, then
+// Succeeded or Failed with the training container's exit code. Each start is a new pod (UID).
+func observe(runs map[string]*podRun) []*corev1.Pod {
+	var out []*corev1.Pod
+	for name, r := range runs {
+		p := r.pod.DeepCopy()
+		p.UID = types.UID(fmt.Sprintf("%s-%d", name, r.starts))
+		status := corev1.ContainerStatus{Name: "pytorch"}
+		select {
+		case <-r.proc.done:
+			r.reported = true
+			code := exitCode(r.proc)
+			status.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: code}
+			p.Status.Phase = corev1.PodFailed
+			if code == 0 {
+				p.Status.Phase = corev1.PodSucceeded
+			}
+		default:
+			status.State.Running = &corev1.ContainerStateRunning{}
+			p.Status.Phase = corev1.PodRunning
+		}
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{status}
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b *corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// decide renders the job for the pods observed and carries its decisions into the job's status,
+// as the controller's status write would, for the next round to build on.
+func decide(t *testing.T, job *render.Job, pods []*corev1.Pod) *render.Output {
+	t.Helper()
+	out, err := render.Render(render.Input{Job: *job, Pods: pods, Now: time.Now(), OnlyPodsToCreate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := out.Decisions
+	st := &job.Status
+	st.Phase, st.BackoffCount, st.DisruptionCount, st.GangRestarts = d.Phase, d.BackoffCount, d.DisruptionCount, d.GangRestarts
+	st.StartTime, st.CompletionTime = d.StartTime, d.CompletionTime
+	return out
+}
+
+func podNamed(t *testing.T, out *render.Output, name string) *corev1.Pod {
+	t.Helper()
+	for _, p := range out.Pods {
+		if p.Name == name {
+			return p
+		}
+	}
+	t.Fatalf("render decided to create %s but did not render it", name)
+	return nil
+}
+
+// waitForAnEnd waits until a process render has not been told of ends, or the deadline.
+func waitForAnEnd(runs map[string]*podRun, deadline time.Time) bool {
+	for time.Now().Before(deadline) {
+		for _, r := range runs {
+			select {
+			case <-r.proc.done:
+				if !r.reported {
+					return true
+				}
+			default:
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return false
+}
+
+// waitForSteps waits until every pod's process has printed training step step, or the deadline.
+func waitForSteps(t *testing.T, runs map[string]*podRun, step int, deadline time.Time) bool {
+	t.Helper()
+	for time.Now().Before(deadline) {
+		all := true
+		for _, r := range runs {
+			if lastStep(t, r.proc) < step {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return false
+}
+
+// lastStep is the last TRAINYARD_STEP the process printed, or -1.
+func lastStep(t *testing.T, p *process) int {
+	f, err := os.Open(p.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	last := -1
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		_, rest, ok := strings.Cut(sc.Text(), "TRAINYARD_STEP ")
+		if !ok {
+			continue
+		}
+		var rank, step int
+		if _, err := fmt.Sscanf(rest, "%d %d", &rank, &step); err == nil && step > last {
+			last = step
+		}
+	}
+	return last
+}
+
+// exitCode is the code a container runtime reports for the process: its exit status, or 128 plus
+// the signal that ended it.
+func exitCode(p *process) int32 {
+	if p.err == nil {
+		return 0
+	}
+	var exit *exec.ExitError
+	if errors.As(p.err, &exit) {
+		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int32(ws.Signal())
+		}
+		return int32(exit.ExitCode())
+	}
+	return -1
+}
