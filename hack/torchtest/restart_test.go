@@ -3,10 +3,8 @@
 package torchtest
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"os/exec"
 	"slices"
@@ -52,19 +50,7 @@ var restartCases = map[string]restartCase{
 // end its container. What render restarts must be what recovers: the job then finishes with no
 // other pod ended and every rank training to the end, and the backoff counted once.
 func TestAFailedReplicaRecoversAsRenderDecides(t *testing.T) {
-	rts, workdir := setUp(t)
-	names := slices.Sorted(maps.Keys(restartCases))
-	n := 100
-	for _, rt := range rts {
-		t.Run(rt.name(), func(t *testing.T) {
-			for _, name := range names {
-				n++
-				t.Run(name, func(t *testing.T) {
-					playRestart(t, restartCases[name], rt, workdir, n)
-				})
-			}
-		})
-	}
+	underEachRuntime(t, restartCases, 100, playRestart)
 }
 
 // podRun is one pod as the test's kubelet runs it: its latest process, the pod it started from
@@ -297,21 +283,10 @@ func waitForSteps(t *testing.T, runs map[string]*podRun, step int, deadline time
 
 // lastStep is the last TRAINYARD_STEP the process printed, or -1.
 func lastStep(t *testing.T, p *process) int {
-	f, err := os.Open(p.log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	last := -1
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		_, rest, ok := strings.Cut(sc.Text(), "TRAINYARD_STEP ")
-		if !ok {
-			continue
-		}
+	for _, line := range p.tagged(t, "TRAINYARD_STEP ") {
 		var rank, step int
-		if _, err := fmt.Sscanf(rest, "%d %d", &rank, &step); err == nil && step > last {
+		if _, err := fmt.Sscanf(line, "%d %d", &rank, &step); err == nil && step > last {
 			last = step
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -76,19 +77,21 @@ type result struct {
 }
 
 func TestRealPyTorchJoins(t *testing.T) {
+	underEachRuntime(t, shapes, 0, runShape)
+}
+
+// underEachRuntime runs every case, in the order of their names, under each runtime; n numbers the
+// cases (their network namespaces) from first on.
+func underEachRuntime[C any](t *testing.T, cases map[string]C, first int, run func(t *testing.T, c C, rt runtime, workdir string, n int)) {
 	rts, workdir := setUp(t)
-	names := make([]string, 0, len(shapes))
-	for name := range shapes {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	n := 0
+	names := slices.Sorted(maps.Keys(cases))
+	n := first
 	for _, rt := range rts {
 		t.Run(rt.name(), func(t *testing.T) {
 			for _, name := range names {
 				n++
 				t.Run(name, func(t *testing.T) {
-					runShape(t, shapes[name], n, rt, workdir)
+					run(t, cases[name], rt, workdir, n)
 				})
 			}
 		})
@@ -120,7 +123,7 @@ func setUp(t *testing.T) ([]runtime, string) {
 	return rts, workdir
 }
 
-func runShape(t *testing.T, s shape, n int, rt runtime, workdir string) {
+func runShape(t *testing.T, s shape, rt runtime, workdir string, n int) {
 	out := renderJob(t, s.file)
 	net := newNetwork(t, fmt.Sprintf("trainyard-torch-%d-%d", os.Getpid(), n))
 	for _, pod := range out.Pods {
@@ -312,25 +315,33 @@ func (p *process) output() string {
 // results are the TRAINYARD_RESULT lines the pod's processes printed.
 func (p *process) results(t *testing.T) []result {
 	t.Helper()
-	f, err := os.Open(p.log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	var out []result
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		// Note: a result may follow other output on its line (a worker's line without its end).
-		_, line, ok := strings.Cut(sc.Text(), "TRAINYARD_RESULT ")
-		if !ok {
-			continue
-		}
+	for _, line := range p.tagged(t, "TRAINYARD_RESULT ") {
 		var r result
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			t.Fatalf("pod %s: %q: %v", p.pod, line, err)
 		}
 		out = append(out, r)
+	}
+	return out
+}
+
+// tagged is what follows tag on each line of the process's output that has it.
+func (p *process) tagged(t *testing.T, tag string) []string {
+	t.Helper()
+	f, err := os.Open(p.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		// Note: a tagged line may follow other output on its line (a worker's line without its end).
+		if _, rest, ok := strings.Cut(sc.Text(), tag); ok {
+			out = append(out, rest)
+		}
 	}
 	return out
 }

@@ -87,9 +87,10 @@ type RunPolicy struct {
 
 	// restartScope says what is restarted when a replica must be: Gang (every pod of the job) or
 	// Replica (the one that ended). By default, what can recover: Gang for PyTorch without
-	// torchrun, for TensorFlow without parameter servers and for a failed parameter server or
-	// chief; Replica for torchrun (its agents re-rendezvous) and for TensorFlow workers and
-	// evaluators beside parameter servers.
+	// torchrun or without torchrunConfig.maxRestarts, for TensorFlow without parameter servers and
+	// for a failed parameter server or chief; Replica for torchrun with maxRestarts (its agents
+	// restart their workers and re-rendezvous) and for TensorFlow workers and evaluators beside
+	// parameter servers.
 	// +optional
 	RestartScope RestartScope `json:"restartScope,omitempty"`
 

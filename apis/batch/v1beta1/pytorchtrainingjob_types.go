@@ -148,7 +148,9 @@ type TorchrunConfig struct {
 	// +optional
 	Enable *bool `json:"enable,omitempty"`
 
-	// maxRestarts is torchrun's --max-restarts.
+	// maxRestarts is torchrun's --max-restarts: how often each pod's agent restarts its workers
+	// before it gives up. Above 0, a failed replica is restarted alone and the others' agents take
+	// the new one in; unset or 0, the whole gang is restarted.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	MaxRestarts *int32 `json:"maxRestarts,omitempty"`

@@ -157,7 +157,8 @@ type ElasticPolicy struct {
 	NProcPerNode *int32 `json:"nProcPerNode,omitempty"`
 
 	// maxRestarts is torchrun's --max-restarts: how often torchrun restarts the workers of a pod
-	// before it gives up.
+	// before it gives up. Above 0, a failed replica is restarted alone and the others' agents take
+	// the new one in; unset or 0, the whole gang is restarted.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	MaxRestarts *int32 `json:"maxRestarts,omitempty"`

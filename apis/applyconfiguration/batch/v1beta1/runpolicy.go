@@ -26,9 +26,10 @@ type RunPolicyApplyConfiguration struct {
 	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
 	// restartScope says what is restarted when a replica must be: Gang (every pod of the job) or
 	// Replica (the one that ended). By default, what can recover: Gang for PyTorch without
-	// torchrun, for TensorFlow without parameter servers and for a failed parameter server or
-	// chief; Replica for torchrun (its agents re-rendezvous) and for TensorFlow workers and
-	// evaluators beside parameter servers.
+	// torchrun or without torchrunConfig.maxRestarts, for TensorFlow without parameter servers and
+	// for a failed parameter server or chief; Replica for torchrun with maxRestarts (its agents
+	// restart their workers and re-rendezvous) and for TensorFlow workers and evaluators beside
+	// parameter servers.
 	RestartScope *batchv1beta1.RestartScope `json:"restartScope,omitempty"`
 	// cleanUpPolicy says which pods are deleted once the job has finished: All, Unfinished
 	// (default: the pods still running, so no GPU stays held) or None.

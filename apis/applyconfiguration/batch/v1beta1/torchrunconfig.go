@@ -18,7 +18,9 @@ type TorchrunConfigApplyConfiguration struct {
 	Enabled *bool `json:"enabled,omitempty"`
 	// enable is the older spelling of enabled, accepted as an alias.
 	Enable *bool `json:"enable,omitempty"`
-	// maxRestarts is torchrun's --max-restarts.
+	// maxRestarts is torchrun's --max-restarts: how often each pod's agent restarts its workers
+	// before it gives up. Above 0, a failed replica is restarted alone and the others' agents take
+	// the new one in; unset or 0, the whole gang is restarted.
 	MaxRestarts *int32 `json:"maxRestarts,omitempty"`
 	// procPerNode is torchrun's --nproc-per-node: a number, or gpu for the training container's
 	// nvidia.com/gpu limit, or cpu or auto (resolved by torchrun). Defaults to 1.

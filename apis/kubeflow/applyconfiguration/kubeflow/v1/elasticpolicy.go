@@ -39,7 +39,8 @@ type ElasticPolicyApplyConfiguration struct {
 	// both to different values is refused.
 	NProcPerNode *int32 `json:"nProcPerNode,omitempty"`
 	// maxRestarts is torchrun's --max-restarts: how often torchrun restarts the workers of a pod
-	// before it gives up.
+	// before it gives up. Above 0, a failed replica is restarted alone and the others' agents take
+	// the new one in; unset or 0, the whole gang is restarted.
 	MaxRestarts *int32 `json:"maxRestarts,omitempty"`
 	// metrics are the metrics a HorizontalPodAutoscaler scales the Workers on, between
 	// minReplicas and maxReplicas, through the job's scale subresource.
