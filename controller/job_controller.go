@@ -889,12 +889,12 @@ func (r *jobReconciler) record(job client.Object, model *render.Job, out *render
 	kind := r.kind.gvk.Kind
 	r.metrics.setPhase(job.GetUID(), kind, next.Phase)
 	if n := len(act.created); n > 0 {
-		reason := "Replace"
+		reason := createdReplace
 		switch {
 		case model.Status.StartTime == nil:
-			reason = "Start"
+			reason = createdStart
 		case model.Status.Phase == batch.JobPaused || model.Status.Phase == batch.JobResuming:
-			reason = "Resume"
+			reason = createdResume
 		}
 		r.metrics.podsCreated.WithLabelValues(kind, reason).Add(float64(n))
 	}

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -9,6 +10,7 @@ import (
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 	"github.com/trainyard/trainyard/apply"
+	"github.com/trainyard/trainyard/render"
 )
 
 // metrics are Trainyard's own Prometheus metrics, served beside controller-runtime's.
@@ -22,6 +24,8 @@ type metrics struct {
 	mu sync.Mutex
 	// phases holds each job's last phase, for the trainyard_jobs gauge.
 	phases map[types.UID]jobPhase
+	// kinds are the job kinds the operator serves: each has every series from the start (serve).
+	kinds []string
 	// gate is the operator's write gate, read at scrape time (nil: no gate metrics).
 	gate *apply.WriteGate
 }
@@ -72,6 +76,41 @@ func (m *metrics) register() error {
 	return nil
 }
 
+// Why pods are created (trainyard_pods_created_total's reason).
+const (
+	createdStart   = "Start"
+	createdReplace = "Replace"
+	createdResume  = "Resume"
+)
+
+var (
+	createReasons = []string{createdStart, createdReplace, createdResume}
+	deleteReasons = []string{render.DeleteRestart, render.DeleteCleanUp, render.DeletePaused, render.DeleteScaledDown,
+		render.DeleteRunModeChanged, render.DeleteEvicted, reasonJobDeleted}
+	jobPhases = []batch.JobPhase{batch.JobPending, batch.JobRunning, batch.JobPaused, batch.JobResuming,
+		batch.JobSucceeded, batch.JobFailed, batch.JobUnknown}
+)
+
+// serve gives kind every series at zero: Prometheus computes rate() and increase() from a
+// series' second sample, so a counter born at its first increment would never show that one
+// (a kind's first restart would read 0 in a dashboard), and a phase that empties reads 0 rather
+// than vanishing.
+func (m *metrics) serve(kind string) {
+	for _, r := range createReasons {
+		m.podsCreated.WithLabelValues(kind, r)
+	}
+	for _, r := range deleteReasons {
+		m.podsDeleted.WithLabelValues(kind, r)
+	}
+	m.restarts.WithLabelValues(kind)
+	m.podsCreatedSeconds.WithLabelValues(kind)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !slices.Contains(m.kinds, kind) {
+		m.kinds = append(m.kinds, kind)
+	}
+}
+
 func (m *metrics) setPhase(uid types.UID, kind string, phase batch.JobPhase) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -94,6 +133,11 @@ func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 	m.mu.Lock()
 	counts := map[jobPhase]int{}
+	for _, k := range m.kinds {
+		for _, p := range jobPhases {
+			counts[jobPhase{k, p}] = 0
+		}
+	}
 	for _, p := range m.phases {
 		counts[p]++
 	}

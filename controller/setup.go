@@ -157,6 +157,7 @@ func setupJobController(mgr ctrl.Manager, s *shared, kind jobKind, o Options) er
 	if err != nil {
 		return err
 	}
+	s.metrics.serve(kind.gvk.Kind)
 	if kind.gvk.Group == batch.GroupVersion.Group {
 		if s.kueue == nil {
 			s.kueue = &kueueCache{mgr: mgr}
