@@ -11,6 +11,7 @@ KUBE_BIN := $(call version,KUBE_BIN)
 CONTROLLER_GEN := $(call version,CONTROLLER_GEN)
 HELM_VERSION := $(call version,HELM_VERSION)
 HELM := $(call version,HELM)
+PROMETHEUS_VERSION := $(call version,PROMETHEUS_VERSION)
 ENVTEST_ASSETS := $(call version,ENVTEST_ASSETS)
 
 # The image the Deployment runs: the name and tag kustomize/manager/kustomization.yaml sets.
@@ -74,8 +75,8 @@ verify: ## Regenerate everything and fail if a generated file differs, or code i
 ##@ Test
 
 .PHONY: test
-test: ## Run every test layer: unit, image, fuzz, real PyTorch, chart, integration (envtest), e2e (local cluster).
-	@for step in tools verify test-unit test-image test-fuzz test-torch test-chart test-integration test-e2e; do \
+test: ## Run every test layer: unit, image, fuzz, real PyTorch, chart, alerts (promtool), integration (envtest), e2e (local cluster).
+	@for step in tools verify test-unit test-image test-fuzz test-torch test-chart test-monitoring test-integration test-e2e; do \
 	  start=$$SECONDS; \
 	  $(MAKE) --no-print-directory $$step || { echo "== make $$step FAILED after $$((SECONDS - start))s"; exit 1; }; \
 	  echo "== make $$step passed in $$((SECONDS - start))s"; \
@@ -130,6 +131,13 @@ test-chart: ## Lint and render charts/trainyard (pinned helm): the same objects 
 	go vet -tags chart ./hack/charttest
 	HELM=$(HELM) KUBECTL=$(KUBECTL) go test -tags chart -count=1 -v ./hack/charttest
 
+.PHONY: test-monitoring
+test-monitoring: ## Play every alert of docs/prometheus with the pinned promtool: it fires where its text says, and stays silent beside.
+	@echo "== layer: monitoring (promtool of Prometheus $(PROMETHEUS_VERSION))"
+	hack/tools.sh prometheus
+	go vet -tags prometheus ./hack/promtest
+	PROMTOOL=$(call version,PROMETHEUS_BIN)/promtool go test -tags prometheus -count=1 -v ./hack/promtest
+
 .PHONY: test-integration
 test-integration: ## Admission tests against a real kube-apiserver (envtest).
 	@echo "== layer: integration (envtest: etcd $(ETCD_VERSION), kube-apiserver $(KUBE_VERSION))"
@@ -140,6 +148,7 @@ test-integration: ## Admission tests against a real kube-apiserver (envtest).
 test-e2e: build ## End-to-end tests (e2e-framework) on a fresh local cluster; E2E_PROVIDER=kind|existing on a laptop.
 	@echo "== layer: e2e (provider $${E2E_PROVIDER:-local})"
 	hack/tools.sh helm
+	hack/tools.sh prometheus
 	go test $(GO_TEST_FLAGS) -tags e2e -count=1 -timeout 30m -v ./e2e/...
 
 .PHONY: bench

@@ -11,6 +11,9 @@ SCHEDULER_PLUGINS_VERSION=v0.32.7
 KUEUE_VERSION=v0.19.2
 # Helm renders and lints charts/trainyard (make test-chart) and installs it in e2e.
 HELM_VERSION=v4.3.1
+# Prometheus 3.16 (its Go module is numbered v0.316.0): promtool plays the alerts
+# (make test-monitoring) and the e2e suite's Prometheus scrapes the operator for the dashboard.
+PROMETHEUS_VERSION=v0.316.0
 # make test-torch's second PyTorch: Debian 13's python3-torch in a root of its own (hack/torch.sh
 # builds it with debootstrap from Debian's mirror); the test refuses another major.minor. Another
 # suite can be tried by hand, e.g. TORCH_ROOT_SUITE=sid TORCH_ROOT_VERSION=2.14 (sid moves daily,
@@ -28,6 +31,7 @@ SCHEDULER_PLUGINS_BIN=$TRAINYARD_CACHE/scheduler-plugins-$SCHEDULER_PLUGINS_VERS
 KUEUE_BIN=$TRAINYARD_CACHE/kueue-$KUEUE_VERSION
 CONTROLLER_GEN=$TRAINYARD_CACHE/controller-tools-$CONTROLLER_TOOLS_VERSION/controller-gen
 HELM=$TRAINYARD_CACHE/helm-$HELM_VERSION/helm
+PROMETHEUS_BIN=$TRAINYARD_CACHE/prometheus-$PROMETHEUS_VERSION
 TORCH_ROOT=$TRAINYARD_CACHE/torch-root-$TORCH_ROOT_SUITE
 # envtest wants etcd and kube-apiserver in one folder.
 ENVTEST_ASSETS=$TRAINYARD_CACHE/envtest-$KUBE_VERSION-$ETCD_VERSION
