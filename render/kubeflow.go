@@ -32,6 +32,9 @@ type Kubeflow struct {
 	// AllWorkers: a TFJob with neither chief nor master succeeds once every worker has
 	// (successPolicy AllWorkers) rather than when worker 0 has.
 	AllWorkers bool
+	// DynamicWorker is a TFJob's enableDynamicWorker: each pod's TF_CONFIG has a sparse cluster
+	// (tfSparseEnv), and a Worker that fails for good leaves the job running.
+	DynamicWorker bool
 	// MinAvailable and MinResources override the PodGroup's minMember and minResources
 	// (runPolicy.schedulingPolicy).
 	MinAvailable *int32
@@ -360,8 +363,48 @@ func newKubeflowTFEnv(j *Job) envContract {
 		}
 		cluster[t.Type] = addrs
 	}
+	if j.Kubeflow.DynamicWorker {
+		return &tfSparseEnv{cluster: cluster}
+	}
 	raw, _ := json.Marshal(cluster)
 	return &tfEnv{prefix: `{"cluster":` + string(raw) + `,"task":{"type":`}
+}
+
+// tfSparseEnv is TF_CONFIG under a TFJob's enableDynamicWorker, as Kubeflow's v1.8.1 writes it: a
+// sparse cluster (TensorFlow's tf.train.ClusterSpec takes a dict of index to address for a type)
+// with no "environment". A Worker sees every PS and, among the Workers, itself only
+// ({"cluster":{"worker":{"1":"J-worker-1.<ns>.svc:2222"},"ps":[...]},"task":...}); a PS sees
+// itself only; every other type (Chief, Master, Evaluator) gets {"worker":{},"ps":[]}. Note: a
+// Worker of a job with no PS gets "ps":[] where Kubeflow writes "ps":null, which TensorFlow's
+// ClusterSpec refuses.
+type tfSparseEnv struct {
+	cluster map[string][]string
+}
+
+func (e *tfSparseEnv) names() []string { return []string{EnvTFConfig} }
+
+func (e *tfSparseEnv) vars(t *ReplicaType, index int32) []corev1.EnvVar {
+	var cfg struct {
+		Cluster struct {
+			Worker map[int32]string `json:"worker"`
+			PS     []string         `json:"ps"`
+		} `json:"cluster"`
+		Task struct {
+			Type  string `json:"type"`
+			Index int32  `json:"index"`
+		} `json:"task"`
+	}
+	cfg.Cluster.Worker, cfg.Cluster.PS = map[int32]string{}, []string{}
+	switch t.Type {
+	case "ps":
+		cfg.Cluster.PS = append(cfg.Cluster.PS, e.cluster["ps"][index])
+	case "worker":
+		cfg.Cluster.PS = append(cfg.Cluster.PS, e.cluster["ps"]...)
+		cfg.Cluster.Worker[index] = e.cluster["worker"][index]
+	}
+	cfg.Task.Type, cfg.Task.Index = t.Type, index
+	raw, _ := json.Marshal(cfg)
+	return []corev1.EnvVar{{Name: EnvTFConfig, Value: string(raw)}}
 }
 
 // noEnv injects nothing.

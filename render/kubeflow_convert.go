@@ -63,6 +63,7 @@ func FromTFJob(in *kubeflowv1.TFJob) Job {
 	j := kubeflowJob(in.ObjectMeta, "TFJob", TensorFlow, in.Spec.EffectiveRunPolicy(), in.Spec.TFReplicaSpecs,
 		tfJobTypes, kubeflowv1.TFDefaultRestartPolicy, in.Status)
 	j.Kubeflow.AllWorkers = in.Spec.SuccessPolicy != nil && *in.Spec.SuccessPolicy == kubeflowv1.SuccessPolicyAllWorkers
+	j.Kubeflow.DynamicWorker = in.Spec.EnableDynamicWorker
 	return j
 }
 

@@ -246,6 +246,11 @@ func (r *renderer) outcome() bool {
 		policy := r.job.replicaType(p.slot.typ).RestartPolicy
 		switch restartVerdict(policy, p) {
 		case fail:
+			if r.job.Kubeflow != nil && r.job.Kubeflow.DynamicWorker && p.slot.typ == "worker" {
+				// enableDynamicWorker: Workers come and go, so one that fails for good leaves the
+				// job running (Kubeflow's v1.8.1 does the same); its pod stays, counted failed.
+				continue
+			}
 			d.Phase, d.Reason = batch.JobFailed, batch.ReasonFailed
 			d.Message = fmt.Sprintf("%s %s and restartPolicy %s does not restart it", p.pod.Name, howItEnded(p), policy)
 			return true

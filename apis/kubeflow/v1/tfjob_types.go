@@ -88,7 +88,8 @@ type TFJobSpec struct {
 	SuccessPolicy *SuccessPolicy `json:"successPolicy,omitempty"`
 
 	// enableDynamicWorker lets Workers be added or removed while the job runs: each Worker's
-	// TF_CONFIG then lists only itself among the Workers (a sparse cluster spec).
+	// TF_CONFIG then lists only itself among the Workers (a sparse cluster spec), and a Worker
+	// that fails for good leaves the job running.
 	// +optional
 	EnableDynamicWorker bool `json:"enableDynamicWorker,omitempty"`
 

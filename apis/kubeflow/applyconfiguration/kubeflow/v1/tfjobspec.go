@@ -36,7 +36,8 @@ type TFJobSpecApplyConfiguration struct {
 	// or AllWorkers.
 	SuccessPolicy *kubeflowv1.SuccessPolicy `json:"successPolicy,omitempty"`
 	// enableDynamicWorker lets Workers be added or removed while the job runs: each Worker's
-	// TF_CONFIG then lists only itself among the Workers (a sparse cluster spec).
+	// TF_CONFIG then lists only itself among the Workers (a sparse cluster spec), and a Worker
+	// that fails for good leaves the job running.
 	EnableDynamicWorker *bool `json:"enableDynamicWorker,omitempty"`
 	// tfReplicaSpecs maps each replica type, Chief, Master, PS, Worker or Evaluator (spelled so),
 	// to its pods. Chief and Master are two names of the one chief: set at most one of them, with
