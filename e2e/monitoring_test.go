@@ -41,9 +41,10 @@ const (
 )
 
 // TestMonitoring: a real Prometheus (hack/tools.sh builds it from the module proxy) scrapes the
-// operator while a job restarts and succeeds, beside a job of each other kind. Every query of the Grafana dashboard then returns
-// series, with every kind the dashboard offers and with all of them, its variables list the
-// operator's job and namespace, and the shipped alerts evaluate without error, none firing.
+// operator while a job restarts and succeeds, beside a job of each other kind. Every query of the
+// Grafana dashboard then returns series, with every kind the dashboard offers and with all of
+// them, its variables list the operator's job and namespace, and the shipped alerts evaluate
+// without error, none firing.
 func TestMonitoring(t *testing.T) {
 	f := features.New("monitoring").
 		WithLabel("area", "monitoring").
@@ -61,24 +62,14 @@ func TestMonitoring(t *testing.T) {
 			create(ctx, t, c, ns, tensorFlowJob("mon-tf").
 				Replica(batch.TensorFlowReplicaChief, 1, sim("2s", "0")).
 				Replica(batch.TensorFlowReplicaWorker, 1, sim("", "")).Obj())
-			applyYAML(ctx, t, ns, `apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata: {name: mon-kf}
-spec:
-  pytorchReplicaSpecs:
-    Master:
-      replicas: 1`+kfPod("pytorch", fmt.Sprintf(simExits0After, "2s"))+`
-    Worker:
-      replicas: 1`+kfPod("pytorch", simRunsForever))
-			applyYAML(ctx, t, ns, `apiVersion: kubeflow.org/v1
-kind: TFJob
-metadata: {name: mon-kftf}
-spec:
-  tfReplicaSpecs:
-    Chief:
-      replicas: 1`+kfPod("tensorflow", fmt.Sprintf(simExits0After, "2s"))+`
-    Worker:
-      replicas: 1`+kfPod("tensorflow", simRunsForever))
+			for _, kf := range []struct{ kind, name, specs, leader, container string }{
+				{"PyTorchJob", "mon-kf", "pytorchReplicaSpecs", "Master", "pytorch"},
+				{"TFJob", "mon-kftf", "tfReplicaSpecs", "Chief", "tensorflow"},
+			} {
+				applyYAML(ctx, t, ns, fmt.Sprintf("apiVersion: kubeflow.org/v1\nkind: %s\nmetadata: {name: %s}\nspec:\n  %s:\n    %s:\n      replicas: 1",
+					kf.kind, kf.name, kf.specs, kf.leader)+kfPod(kf.container, fmt.Sprintf(simExits0After, "2s"))+
+					"\n    Worker:\n      replicas: 1"+kfPod(kf.container, simRunsForever))
+			}
 			old := runningPods(ctx, t, c, ns, "mon", 3)
 			annotatePod(ctx, t, c, ns, "mon-worker-1", simExitCode, "1")
 			waitReplaced(ctx, t, c, ns, "mon", old, []string{"mon-master-0", "mon-worker-0", "mon-worker-1"}, 3, true)
