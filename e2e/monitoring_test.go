@@ -82,7 +82,7 @@ func TestMonitoring(t *testing.T) {
 				var missing []string
 				for _, sel := range []string{
 					`trainyard_jobs{kind="PyTorchTrainingJob", phase="Succeeded"} >= 1`,
-					`trainyard_pods_deleted_total{kind="PyTorchTrainingJob", reason="CleanUp"}`,
+					`trainyard_pods_deleted_total{kind="PyTorchTrainingJob", reason="CleanUp"} > 0`,
 					`trainyard_restarts_total{kind="PyTorchTrainingJob"} >= 1`,
 				} {
 					if prom.value(t, sel) == "" {
