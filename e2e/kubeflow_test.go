@@ -32,6 +32,7 @@ func TestKubeflowJobs(t *testing.T) {
 		operatorFeature("Kubeflow PyTorchJob cleanPodPolicy All deletes every pod, and ttlSecondsAfterFinished deletes the job", "kf-ttl", kubeflowCleanAllAndTTL),
 		operatorFeature("Kubeflow PyTorchJob whose runPolicy.managedBy names another controller is left alone", "kf-managed", kubeflowManagedElsewhere),
 		operatorFeature("Kubeflow elastic PyTorchJob with elasticPolicy.metrics gets an HPA on its workers, which goes when the job finishes", "kf-hpa", kubeflowElasticHPA),
+		operatorFeature("Kubeflow TFJob enableDynamicWorker: sparse TF_CONFIG, and a worker failing for good leaves the job running to Succeeded", "kf-dyn", kubeflowDynamicWorker),
 	)
 }
 
@@ -364,4 +365,55 @@ spec:
 		err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "auto"}, &autoscalingv2.HorizontalPodAutoscaler{})
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
 	})
+}
+
+// kubeflowDynamicWorker: enableDynamicWorker gives each pod Kubeflow v1.8.1's sparse TF_CONFIG, and a
+// Worker that exits 1 under restartPolicy Never (TFJob's default) leaves the job running; the
+// chief's success then ends it Succeeded, the failed worker counted.
+func kubeflowDynamicWorker(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	applyYAML(ctx, t, ns, `apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: dyn}
+spec:
+  enableDynamicWorker: true
+  tfReplicaSpecs:
+    Chief:
+      replicas: 1`+kfPod("tensorflow", fmt.Sprintf(simExits0After, "12s"))+`
+    PS:
+      replicas: 1`+kfPod("tensorflow", simRunsForever)+`
+    Worker:
+      replicas: 2`+kfPod("tensorflow", simRunsForever))
+	waitKubeflow(ctx, t, c, ns, "dyn", kubeflowv1.JobRunning)
+	for pod, want := range map[string]string{
+		"dyn-chief-0":  `{"cluster":{"worker":{},"ps":[]},"task":{"type":"chief","index":0}}`,
+		"dyn-ps-0":     fmt.Sprintf(`{"cluster":{"worker":{},"ps":["dyn-ps-0.%s.svc:2222"]},"task":{"type":"ps","index":0}}`, ns),
+		"dyn-worker-1": fmt.Sprintf(`{"cluster":{"worker":{"1":"dyn-worker-1.%[1]s.svc:2222"},"ps":["dyn-ps-0.%[1]s.svc:2222"]},"task":{"type":"worker","index":1}}`, ns),
+	} {
+		p, ok := getPod(ctx, c, ns, pod)
+		if !ok {
+			t.Fatalf("no pod %s", pod)
+		}
+		if got := envMap(p)["TF_CONFIG"]; got != want {
+			t.Errorf("%s TF_CONFIG\n got %s\nwant %s", pod, got, want)
+		}
+	}
+	annotatePod(ctx, t, c, ns, "dyn-worker-1", simExitCode, "1")
+	eventually(t, 30*time.Second, "dyn's status counts worker-1 failed, the job still Running", func() (bool, string) {
+		st, err := kfStatus(ctx, c, ns, "dyn")
+		if err != nil {
+			return false, err.Error()
+		}
+		if kfCondition(st, kubeflowv1.JobFailed) == "True" {
+			t.Fatalf("the job failed with a worker: %+v", st.Conditions)
+		}
+		rs := st.ReplicaStatuses[kubeflowv1.ReplicaTypeWorker]
+		return rs != nil && rs.Failed == 1 && kfCondition(st, kubeflowv1.JobRunning) == "True", fmt.Sprintf("%+v", rs)
+	})
+	if pods := podsByName(ctx, t, c, ns, "dyn"); pods["dyn-chief-0"] != "Running" {
+		t.Fatalf("the chief ended before the check (pods %v): the case proves nothing", pods)
+	}
+	st := waitKubeflow(ctx, t, c, ns, "dyn", kubeflowv1.JobSucceeded)
+	if kfCondition(st, kubeflowv1.JobFailed) == "True" {
+		t.Errorf("Failed and Succeeded both: %+v", st.Conditions)
+	}
 }
