@@ -32,9 +32,10 @@ func ToKubeflow(st *batch.TrainingJobStatus, j *render.Job) kubeflowv1.JobStatus
 		ObservedGeneration: st.ObservedGeneration,
 	}
 	suspended := meta.IsStatusConditionTrue(st.Conditions, batch.ConditionPaused)
+	restarting := restartingNow(st)
 	for _, pair := range render.KubeflowConditions {
 		for _, c := range st.Conditions {
-			if c.Type == pair.Status {
+			if c.Type == pair.Status && (pair.Kubeflow != kubeflowv1.JobRestarting || restarting) {
 				reason, message := kubeflowWording(j, pair.Kubeflow, c, suspended)
 				ks.Conditions = append(ks.Conditions, kubeflowv1.JobCondition{
 					Type: pair.Kubeflow, Status: corev1.ConditionStatus(c.Status), Reason: reason, Message: message,
@@ -81,6 +82,16 @@ func ToKubeflow(st *batch.TrainingJobStatus, j *render.Job) kubeflowv1.JobStatus
 		ks.ReplicaStatuses[render.KubeflowReplicaType(t.Type)] = rs
 	}
 	return ks
+}
+
+// restartingNow reports whether a restart is under way: the job waits for restarted replicas to
+// run again. Kubeflow's Restarting says that and no more: its operator (v1.8.1) sets it on a
+// restart and removes it once the job is Running again, and a job that fails at a replica's first
+// failure never has it. So it is written only then, although the ReplicaFailure it carries stays.
+// Note: a job that fails while restarting says Failed alone; v1.8.1 would keep its Restarting.
+func restartingNow(st *batch.TrainingJobStatus) bool {
+	w := meta.FindStatusCondition(st.Conditions, batch.ConditionWaiting)
+	return w != nil && w.Status == metav1.ConditionTrue && w.Reason == batch.ReasonRestarting
 }
 
 // kubeflowWording is the reason and message of condition c as Kubeflow's operator (v1.8.1) words

@@ -177,3 +177,84 @@ func TestKubeflowJobSuspendedFromTheStart(t *testing.T) {
 		})
 	}
 }
+
+// TestKubeflowRestartingWhileARestartIsUnderWay: Kubeflow's Restarting is True from a restart (here
+// a TFJob worker's, which with a PS restarts alone) until the job runs again, and the State column (the last condition) says Restarting, then Running
+// again, as Kubeflow's operator (v1.8.1) writes them; a job that fails at a replica's first
+// failure says Failed and never Restarting. Each status, read back, writes the same again.
+func TestKubeflowRestartingWhileARestartIsUnderWay(t *testing.T) {
+	tfJob := func(policy kubeflowv1.RestartPolicy, stored kubeflowv1.JobStatus) render.Job {
+		tmpl := func(n int32) *kubeflowv1.ReplicaSpec {
+			r := kubeflowTemplate(n, "tensorflow")
+			r.RestartPolicy = policy
+			return r
+		}
+		return render.FromTFJob(&kubeflowv1.TFJob{
+			ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "ns", UID: "job-uid", Generation: 2},
+			Spec:       kubeflowv1.TFJobSpec{TFReplicaSpecs: map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec{"Chief": tmpl(1), "PS": tmpl(1), "Worker": tmpl(2)}},
+			Status:     stored,
+		})
+	}
+	pod := func(typ string, i int32, phase corev1.PodPhase, exit ...int32) corev1.Pod {
+		p := podOf(typ, i, phase, exit...)
+		p.Spec.Containers[0].Name = "tensorflow"
+		for k := range p.Status.ContainerStatuses {
+			p.Status.ContainerStatuses[k].Name = "tensorflow"
+		}
+		return p
+	}
+	chief, ps, worker0 := pod("chief", 0, corev1.PodRunning), pod("ps", 0, corev1.PodRunning), pod("worker", 0, corev1.PodRunning)
+	replacement := pod("worker", 1, corev1.PodRunning)
+	replacement.UID, replacement.CreationTimestamp = "worker1-again", metav1.NewTime(t0.Add(35*time.Second))
+	for _, c := range []struct {
+		policy kubeflowv1.RestartPolicy
+		steps  []struct {
+			name       string
+			pods       []corev1.Pod
+			restarting bool
+			state      kubeflowv1.JobConditionType // the last condition's type
+		}
+	}{
+		{kubeflowv1.RestartPolicyOnFailure, []struct {
+			name       string
+			pods       []corev1.Pod
+			restarting bool
+			state      kubeflowv1.JobConditionType
+		}{
+			{"running", []corev1.Pod{chief, ps, worker0, pod("worker", 1, corev1.PodRunning)}, false, kubeflowv1.JobRunning},
+			{"worker-1 exits 1: restarted alone", []corev1.Pod{chief, ps, worker0, pod("worker", 1, corev1.PodFailed, 1)}, true, kubeflowv1.JobRestarting},
+			{"worker-1 gone", []corev1.Pod{chief, ps, worker0}, true, kubeflowv1.JobRestarting},
+			{"worker-1 runs again", []corev1.Pod{chief, ps, worker0, replacement}, false, kubeflowv1.JobRunning},
+		}},
+		{kubeflowv1.RestartPolicyNever, []struct {
+			name       string
+			pods       []corev1.Pod
+			restarting bool
+			state      kubeflowv1.JobConditionType
+		}{
+			{"running", []corev1.Pod{chief, ps, worker0, pod("worker", 1, corev1.PodRunning)}, false, kubeflowv1.JobRunning},
+			{"worker-1 exits 1 under Never: the job fails", []corev1.Pod{chief, ps, worker0, pod("worker", 1, corev1.PodFailed, 1)}, false, kubeflowv1.JobFailed},
+		}},
+	} {
+		var stored kubeflowv1.JobStatus
+		now := t0
+		for _, step := range c.steps {
+			now = now.Add(10 * time.Second)
+			j := tfJob(c.policy, stored)
+			st, _ := derive(t, j, step.pods, now)
+			written := ToKubeflow(&st, &j)
+			got := kubeflowCondition(written, kubeflowv1.JobRestarting)
+			if (got != "") != step.restarting || (step.restarting && got[:4] != "True") {
+				t.Errorf("%s, %s: Restarting = %q; want it only while restarting (%v)", c.policy, step.name, got, step.restarting)
+			}
+			if last := written.Conditions[len(written.Conditions)-1]; last.Type != step.state || last.Status != corev1.ConditionTrue {
+				t.Errorf("%s, %s: the State column shows %s %s; want %s", c.policy, step.name, last.Type, last.Status, step.state)
+			}
+			back := render.FromKubeflowStatus(&written)
+			if diff := cmp.Diff(ProjectKubeflow(&st, &j), ProjectKubeflow(&back, &j)); diff != "" {
+				t.Errorf("%s, %s: reading back what was written changes it (-written +again):\n%s", c.policy, step.name, diff)
+			}
+			stored = written
+		}
+	}
+}
