@@ -28,7 +28,7 @@ func TestKubeflowJobs(t *testing.T) {
 		operatorFeature("Kubeflow PyTorchJob (seed 000 layout): master and workers to Succeeded with MASTER_ADDR, RANK, PET_*, labels and a Service per replica; cleanPodPolicy Running", "kf-pt", kubeflowPyTorchSucceeds),
 		operatorFeature("Kubeflow TFJob applied as kubeflow.org/v1beta2: chief, ps, workers and evaluator get TF_CONFIG at their Services, the chief decides; cleanPodPolicy None", "kf-tf", kubeflowTFJobV1beta2),
 		operatorFeature("Kubeflow PyTorchJob runPolicy.suspend deletes the pods and says Suspended; unsuspended, the pods come back", "kf-suspend", kubeflowSuspendResume),
-		operatorFeature("Kubeflow TFJob restartPolicy ExitCode: a worker exiting 137 comes back, counted in backoffCount and replicaStatuses restarts", "kf-exitcode", kubeflowExitCodeRestart),
+		operatorFeature("Kubeflow TFJob restartPolicy ExitCode: a worker exiting 137 comes back, counted in backoffCount and replicaStatuses restarts, and the State column says Running again", "kf-exitcode", kubeflowExitCodeRestart),
 		operatorFeature("Kubeflow PyTorchJob cleanPodPolicy All deletes every pod, and ttlSecondsAfterFinished deletes the job", "kf-ttl", kubeflowCleanAllAndTTL),
 		operatorFeature("Kubeflow PyTorchJob whose runPolicy.managedBy names another controller is left alone", "kf-managed", kubeflowManagedElsewhere),
 		operatorFeature("Kubeflow elastic PyTorchJob with elasticPolicy.metrics gets an HPA on its workers, which goes when the job finishes", "kf-hpa", kubeflowElasticHPA),
@@ -287,6 +287,17 @@ spec:
 	if kfCondition(st, kubeflowv1.JobFailed) == "True" {
 		t.Errorf("a retryable exit failed the job: %+v", st.Conditions)
 	}
+	// Once the job runs again its State column (the last condition) says Running, and Restarting
+	// is gone, as Kubeflow's operator writes them.
+	eventually(t, 30*time.Second, "ec's State column says Running again, with no Restarting", func() (bool, string) {
+		st, err := kfStatus(ctx, c, ns, "ec")
+		if err != nil || len(st.Conditions) == 0 {
+			return false, fmt.Sprint(err)
+		}
+		last := st.Conditions[len(st.Conditions)-1]
+		raw, _ := json.Marshal(st.Conditions)
+		return last.Type == kubeflowv1.JobRunning && last.Status == corev1.ConditionTrue && kfCondition(st, kubeflowv1.JobRestarting) == "", string(raw)
+	})
 }
 
 func kubeflowCleanAllAndTTL(ctx context.Context, t *testing.T, c client.Client, ns string) {
