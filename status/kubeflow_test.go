@@ -206,32 +206,23 @@ func TestKubeflowRestartingWhileARestartIsUnderWay(t *testing.T) {
 	chief, ps, worker0 := pod("chief", 0, corev1.PodRunning), pod("ps", 0, corev1.PodRunning), pod("worker", 0, corev1.PodRunning)
 	replacement := pod("worker", 1, corev1.PodRunning)
 	replacement.UID, replacement.CreationTimestamp = "worker1-again", metav1.NewTime(t0.Add(35*time.Second))
+	type step struct {
+		name       string
+		pods       []corev1.Pod
+		restarting bool
+		state      kubeflowv1.JobConditionType // the last condition's type
+	}
 	for _, c := range []struct {
 		policy kubeflowv1.RestartPolicy
-		steps  []struct {
-			name       string
-			pods       []corev1.Pod
-			restarting bool
-			state      kubeflowv1.JobConditionType // the last condition's type
-		}
+		steps  []step
 	}{
-		{kubeflowv1.RestartPolicyOnFailure, []struct {
-			name       string
-			pods       []corev1.Pod
-			restarting bool
-			state      kubeflowv1.JobConditionType
-		}{
+		{kubeflowv1.RestartPolicyOnFailure, []step{
 			{"running", []corev1.Pod{chief, ps, worker0, pod("worker", 1, corev1.PodRunning)}, false, kubeflowv1.JobRunning},
 			{"worker-1 exits 1: restarted alone", []corev1.Pod{chief, ps, worker0, pod("worker", 1, corev1.PodFailed, 1)}, true, kubeflowv1.JobRestarting},
 			{"worker-1 gone", []corev1.Pod{chief, ps, worker0}, true, kubeflowv1.JobRestarting},
 			{"worker-1 runs again", []corev1.Pod{chief, ps, worker0, replacement}, false, kubeflowv1.JobRunning},
 		}},
-		{kubeflowv1.RestartPolicyNever, []struct {
-			name       string
-			pods       []corev1.Pod
-			restarting bool
-			state      kubeflowv1.JobConditionType
-		}{
+		{kubeflowv1.RestartPolicyNever, []step{
 			{"running", []corev1.Pod{chief, ps, worker0, pod("worker", 1, corev1.PodRunning)}, false, kubeflowv1.JobRunning},
 			{"worker-1 exits 1 under Never: the job fails", []corev1.Pod{chief, ps, worker0, pod("worker", 1, corev1.PodFailed, 1)}, false, kubeflowv1.JobFailed},
 		}},
