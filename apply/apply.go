@@ -175,6 +175,35 @@ func (a *Applier) ApplyStatus(ctx context.Context, obj client.Object, status any
 	return u.GetResourceVersion(), nil
 }
 
+// ReplaceStatus writes obj's status subresource as exactly status: a JSON merge patch from obj as
+// read (its status included) that sets what status holds and removes every other status field,
+// whoever wrote it. It is for an object whose status another controller replaces whole with merge
+// patches too (Kueue's MultiKueue copying a worker's status), where an apply would leave that
+// controller's fields in place. It returns the resourceVersion the write gave the object.
+func (a *Applier) ReplaceStatus(ctx context.Context, obj client.Object, status any, fieldManager string) (string, error) {
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	was, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return "", err
+	}
+	data, err := json.Marshal(status)
+	if err != nil {
+		return "", err
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return "", err
+	}
+	before := &unstructured.Unstructured{Object: was}
+	after := before.DeepCopy()
+	after.Object["status"] = fields
+	after.SetGroupVersionKind(gvk)
+	if err := a.client.Status().Patch(ctx, after, client.MergeFrom(before), client.FieldOwner(fieldManager)); err != nil {
+		return "", fmt.Errorf("replacing the status of %s %s/%s: %w", gvk.Kind, obj.GetNamespace(), obj.GetName(), err)
+	}
+	return after.GetResourceVersion(), nil
+}
+
 // Delete deletes obj if it still has uid. A zero grace period is used when force is set (for an
 // object whose node is gone and would otherwise stay Terminating). Gone already, or replaced by a
 // newer object of the same name, counts as done.

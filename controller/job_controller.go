@@ -185,7 +185,7 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		return ctrl.Result{}, nil            // the garbage collector removes what it owns
 	}
 	if !r.kind.managed(job) {
-		logger.V(1).Info("left alone: runPolicy.managedBy names another controller")
+		logger.V(1).Info("left alone: managedBy names another controller")
 		r.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
@@ -235,6 +235,11 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	}
 	if renderErr != nil {
 		logger.V(1).Info("render refused the job", "error", renderErr)
+	}
+	if renderErr == nil && out.Decisions.Dispatched {
+		// MultiKueue runs the job in a worker cluster and writes its status: only its Workload
+		// is kept here (render/multikueue.go).
+		return ctrl.Result{}, r.kueue.sync(ctx, job, out, workload)
 	}
 	var tb *appsv1.Deployment
 	if renderErr == nil && out.TensorBoard != nil {
@@ -842,7 +847,11 @@ func (r *jobReconciler) writeStatus(ctx context.Context, job client.Object, mode
 		return false, wait, nil
 	}
 	sent := r.now()
-	rv, err := r.applier.ApplyStatus(ctx, job, r.kind.apiStatus(next, model), StatusFieldManager)
+	write := r.applier.ApplyStatus
+	if model.Dispatched {
+		write = r.applier.ReplaceStatus // MultiKueue writes the status too, whole (render/multikueue.go)
+	}
+	rv, err := write(ctx, job, r.kind.apiStatus(next, model), StatusFieldManager)
 	if err != nil {
 		return false, 0, err
 	}

@@ -7,6 +7,7 @@ import (
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
+	"github.com/trainyard/trainyard/apis/kueue"
 	"github.com/trainyard/trainyard/render"
 	"github.com/trainyard/trainyard/status"
 )
@@ -20,8 +21,8 @@ type jobKind struct {
 	model   func(client.Object) render.Job
 	status  func(client.Object) batch.TrainingJobStatus
 	items   func(client.ObjectList) []client.Object
-	// managed reports whether this operator runs the job (a Kubeflow job may name another
-	// controller in runPolicy.managedBy).
+	// managed reports whether this operator runs the job (a job may name another controller in
+	// spec.managedBy, a Kubeflow job in runPolicy.managedBy).
 	managed func(client.Object) bool
 	// apiStatus is what is written for a derived status; project is that status as it reads back
 	// (what the reconciler compares, so detail the kind cannot hold causes no write). project may
@@ -46,6 +47,7 @@ var pyTorchKind = t9kKind(jobKind{
 	model:   func(o client.Object) render.Job { return render.FromPyTorchTrainingJob(o.(*batch.PyTorchTrainingJob)) },
 	status:  func(o client.Object) batch.TrainingJobStatus { return o.(*batch.PyTorchTrainingJob).Status },
 	items:   func(l client.ObjectList) []client.Object { return objects(l.(*batch.PyTorchTrainingJobList).Items) },
+	managed: func(o client.Object) bool { return t9kManagedHere(o.(*batch.PyTorchTrainingJob).Spec.ManagedBy) },
 })
 
 var tensorFlowKind = t9kKind(jobKind{
@@ -57,11 +59,13 @@ var tensorFlowKind = t9kKind(jobKind{
 	},
 	status: func(o client.Object) batch.TrainingJobStatus { return o.(*batch.TensorFlowTrainingJob).Status },
 	items:  func(l client.ObjectList) []client.Object { return objects(l.(*batch.TensorFlowTrainingJobList).Items) },
+	managed: func(o client.Object) bool {
+		return t9kManagedHere(o.(*batch.TensorFlowTrainingJob).Spec.ManagedBy)
+	},
 })
 
-// t9kKind completes a batch.tensorstack.dev kind: always managed, status written as derived.
+// t9kKind completes a batch.tensorstack.dev kind: status written as derived.
 func t9kKind(k jobKind) jobKind {
-	k.managed = func(client.Object) bool { return true }
 	k.apiStatus = func(st *batch.TrainingJobStatus, _ *render.Job) any { return st }
 	k.project = func(st *batch.TrainingJobStatus, _ *render.Job) batch.TrainingJobStatus { return *st }
 	return k
@@ -109,6 +113,13 @@ func kubeflowKind(k jobKind) jobKind {
 // MultiKueue, say) is left alone.
 func managedHere(by *string) bool {
 	return by == nil || *by == "" || *by == kubeflowv1.ManagedByTrainingOperator
+}
+
+// t9kManagedHere: a T9k job is reconciled here when spec.managedBy is unset or names Trainyard,
+// or names Kueue's MultiKueue (render then keeps only its Workload: render/multikueue.go); a job
+// for another controller is left alone.
+func t9kManagedHere(by *string) bool {
+	return by == nil || *by == "" || *by == batch.ManagedByTrainyard || *by == kueue.ManagedByMultiKueue
 }
 
 // objects lists pointers to a list's items.

@@ -141,7 +141,9 @@ func (k *kueueSync) observe(ctx context.Context, job client.Object, model *rende
 	case err != nil:
 		return nil, nil, err
 	}
-	if !metav1.IsControlledBy(live, job) {
+	// A prebuilt Workload (MultiKueue's, in a worker cluster) has no controller until the job
+	// adopts it (render's Adopt).
+	if c := metav1.GetControllerOfNoCopy(live); !metav1.IsControlledBy(live, job) && (c != nil || model.Queue.Prebuilt == "") {
 		return nil, nil, fmt.Errorf("Workload %s is not the job's (its controller is not the job)", live.GetName())
 	}
 	obs.Workload = &kueue.Workload{}
@@ -244,6 +246,10 @@ func (k *kueueSync) sync(ctx context.Context, job client.Object, out *render.Out
 		}
 		return err
 	}
+	if d.Adopt {
+		// The rest is written from the adopted Workload, whose update wakes the job.
+		return k.adopt(ctx, job, live)
+	}
 	if d.SetActive != nil {
 		annotation := any(nil)
 		if !*d.SetActive {
@@ -301,6 +307,30 @@ func (k *kueueSync) sync(ctx context.Context, job client.Object, out *render.Out
 		set = append(set, c.Type+"="+string(c.Status))
 	}
 	logger.V(1).Info("Workload status written", "conditions", set, "admissionReleased", d.ReleaseAdmission)
+	return nil
+}
+
+// adopt makes the job the controller of its prebuilt Workload and labels the Workload with the
+// job's UID, as Kueue's jobframework does; the resourceVersion makes it fail rather than drop an
+// owner written meanwhile.
+func (k *kueueSync) adopt(ctx context.Context, job client.Object, live *unstructured.Unstructured) error {
+	gvk := k.kind.gvk
+	owners := append(live.GetOwnerReferences(), *metav1.NewControllerRef(job, gvk))
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"resourceVersion": live.GetResourceVersion(),
+		"ownerReferences": owners,
+		"labels":          map[string]any{kueue.LabelJobUID: string(job.GetUID())},
+	}})
+	if err != nil {
+		return err
+	}
+	if err := k.client.Patch(ctx, live.DeepCopy(), client.RawPatch(types.MergePatchType, patch), client.FieldOwner(FieldManager)); err != nil {
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			return nil // the Workload's update wakes the job again
+		}
+		return fmt.Errorf("adopting Workload %s: %w", live.GetName(), err)
+	}
+	log.FromContext(ctx).V(1).Info("adopted the prebuilt Workload", "workload", live.GetName())
 	return nil
 }
 

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	"github.com/trainyard/trainyard/apis/kueue"
 )
 
 // Framework is the distributed-training contract a job's pods follow.
@@ -81,6 +82,10 @@ type Job struct {
 	// Queue is set for a T9k job labelled kueue.x-k8s.io/queue-name: it runs only once Kueue
 	// admits its Workload (queue.go).
 	Queue *Queue
+	// Dispatched is set for a T9k job whose spec.managedBy is kueue.x-k8s.io/multikueue: Kueue's
+	// MultiKueue runs a copy of it in a worker cluster and copies that copy's status back, so
+	// here it has its Workload and nothing else (multikueue.go).
+	Dispatched bool
 
 	// Status is what the job's status already holds: the counters and the phase render builds on.
 	Status batch.TrainingJobStatus
@@ -190,6 +195,7 @@ func FromPyTorchTrainingJob(in *batch.PyTorchTrainingJob) Job {
 		j.Elastic = resolveElastic(e)
 		j.Replicas = splitElastic(j.Replicas, j.Elastic.Expected)
 	}
+	j.Dispatched = deref(in.Spec.ManagedBy, "") == kueue.ManagedByMultiKueue
 	return j
 }
 
@@ -200,6 +206,7 @@ func FromTensorFlowTrainingJob(in *batch.TensorFlowTrainingJob) Job {
 		r := &in.Spec.ReplicaSpecs[i]
 		j.Replicas = append(j.Replicas, replicaType(string(r.Type), &r.ReplicaTemplate, 0))
 	}
+	j.Dispatched = deref(in.Spec.ManagedBy, "") == kueue.ManagedByMultiKueue
 	return j
 }
 
@@ -216,7 +223,7 @@ func commonJob(m metav1.ObjectMeta, kind string, fw Framework, mode *batch.RunMo
 		CleanUpPolicy: batch.CleanUpPolicyUnfinished,
 		Scheduler:     sched,
 		TensorBoard:   tb,
-		Queue:         queueOf(m.Labels),
+		Queue:         queueOf(m),
 		Status:        status,
 	}
 	if policy != nil {

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -49,6 +50,10 @@ type Queue struct {
 	// Requested is the pod count an elastic job asked for when Kueue admitted fewer (partial
 	// admission, AdmittedJob): the job runs with what was admitted, its Workload keeps asking this.
 	Requested int32
+	// Prebuilt is the Workload made for the job before it (kueue.x-k8s.io/prebuilt-workload-name,
+	// a label or an annotation): MultiKueue's copy in a worker cluster has one. The job adopts it
+	// and never makes its own (multikueue.go).
+	Prebuilt string
 }
 
 // KueueObservation is what the controller observed for a queued job.
@@ -88,6 +93,9 @@ type KueueDecisions struct {
 	// ReleaseAdmission: the Workload was evicted and the job has no pod left: its admission is
 	// removed (with QuotaReserved=False among Conditions).
 	ReleaseAdmission bool `json:"releaseAdmission,omitempty"`
+	// Adopt: the Workload is a prebuilt one (Queue.Prebuilt) with no controller yet; the job
+	// becomes its controller, and its job-uid label is set, as Kueue's jobframework does.
+	Adopt bool `json:"adopt,omitempty"`
 }
 
 // AnnotationDeactivated is set on a Workload that Trainyard deactivated because its job was paused.
@@ -103,21 +111,33 @@ const (
 	ReasonKueueAdmissionConflict = "KueueAdmissionConflict"
 )
 
+// prebuiltRecheck is how soon a job looks again for the prebuilt Workload it waits for.
+const prebuiltRecheck = time.Second
+
 // DeleteEvicted is the reason of a pod deleted because Kueue evicted (or never admitted) its job.
 const DeleteEvicted = "Evicted"
 
-// queueOf reads a T9k job's place in Kueue from its labels; nil when it is not queued.
-func queueOf(labels map[string]string) *Queue {
-	name := labels[kueue.LabelQueueName]
+// queueOf reads a T9k job's place in Kueue from its labels and annotations; nil when it is not
+// queued.
+func queueOf(m metav1.ObjectMeta) *Queue {
+	name := m.Labels[kueue.LabelQueueName]
 	if name == "" {
 		return nil
 	}
-	return &Queue{Name: name, PriorityClass: labels[kueue.LabelPriorityClass]}
+	prebuilt := m.Labels[kueue.LabelPrebuiltWorkload]
+	if prebuilt == "" {
+		prebuilt = m.Annotations[kueue.AnnotationPrebuiltWorkload]
+	}
+	return &Queue{Name: name, PriorityClass: m.Labels[kueue.LabelPriorityClass], Prebuilt: prebuilt}
 }
 
 // WorkloadName is the name of the Workload of a job, as Kueue's jobframework names it:
-// <kind>-<name>, lower case, and a hash of the kind, group, name and UID.
+// <kind>-<name>, lower case, and a hash of the kind, group, name and UID; or the prebuilt
+// Workload the job names.
 func WorkloadName(j *Job) string {
+	if j.Queue != nil && j.Queue.Prebuilt != "" {
+		return j.Queue.Prebuilt
+	}
 	group := strings.SplitN(j.APIVersion, "/", 2)[0]
 	h := sha1.New()
 	for i, part := range []string{j.Kind, group, j.Name, string(j.UID)} {
@@ -163,8 +183,15 @@ func (r *renderer) queueHold() bool {
 	w := k.Workload
 	name := WorkloadName(r.job)
 	switch {
+	case w == nil && q.Prebuilt != "":
+		// Nothing links the Workload to the job until the job adopts it, so its arrival in the
+		// cache does not wake the job: look again shortly.
+		r.requeueAfter(prebuiltRecheck)
+		return hold(ReasonQueued, fmt.Sprintf("waiting for Workload %s, named by the job's %s (MultiKueue makes it before the job)", name, kueue.LabelPrebuiltWorkload))
 	case w == nil:
 		return hold(ReasonQueued, fmt.Sprintf("creating Workload %s in LocalQueue %s", name, q.Name))
+	case r.staleWorkload(w) && q.Prebuilt != "":
+		return hold(ReasonQueued, fmt.Sprintf("Workload %s, named by the job's %s, does not match the job's replicas or queue; it is marked Finished (OutOfSync)", name, kueue.LabelPrebuiltWorkload))
 	case r.staleWorkload(w):
 		return hold(ReasonQueued, fmt.Sprintf("Workload %s no longer matches the job's replicas or queue; it is replaced", name))
 	case condition(w, kueue.WorkloadFinished):
@@ -437,7 +464,8 @@ func (r *renderer) kueueDecisions() {
 	d.Kueue = kd
 	ended := r.terminal()
 	w := k.Workload
-	if !ended {
+	prebuilt := r.job.Queue.Prebuilt != ""
+	if !ended && !prebuilt {
 		desired := r.desiredWorkload()
 		if w == nil {
 			kd.Create = true
@@ -450,8 +478,13 @@ func (r *renderer) kueueDecisions() {
 	if w == nil {
 		return
 	}
+	kd.Adopt = r.adopt(w)
 	if !ended && r.staleWorkload(w) {
-		kd.Replace = true
+		if prebuilt {
+			r.outOfSync(w, kd)
+		} else {
+			kd.Replace = true
+		}
 		return
 	}
 	active := w.Spec.Active == nil || *w.Spec.Active
@@ -500,7 +533,9 @@ func (r *renderer) kueueDecisions() {
 			kd.ReleaseAdmission = true
 		}
 	}
-	r.podsReady(w, set)
+	if !r.job.Dispatched {
+		r.podsReady(w, set)
+	}
 }
 
 // podsActive reports whether a pod of the job may still hold resources after this round: one that

@@ -63,6 +63,9 @@ type Decisions struct {
 	Queued *Blocked `json:"queued,omitempty"`
 	// Kueue is what a queued job's Workload needs (queue.go).
 	Kueue *KueueDecisions `json:"kueue,omitempty"`
+	// Dispatched: Kueue's MultiKueue runs the job in a worker cluster and writes its status here
+	// (multikueue.go). The job's Workload is kept; its status and everything else are left alone.
+	Dispatched bool `json:"dispatched,omitempty"`
 	// StartTime and CompletionTime are the values the status should hold.
 	StartTime      *metav1.Time `json:"startTime,omitempty"`
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
@@ -159,6 +162,7 @@ func Render(in Input) (*Output, error) {
 	in.Job = AdmittedJob(in.Job, in.Kueue)
 	r := newRenderer(in)
 	r.decide()
+	r.dispatched()
 	r.build()
 	return r.out, nil
 }
@@ -227,6 +231,8 @@ func (r *renderer) decide() {
 		r.cleanUp()
 	case r.job.Pause:
 		r.pause()
+	case r.job.Dispatched:
+		r.dispatch()
 	default:
 		if b := r.blocked(); b != nil {
 			d.Blocked = b
@@ -255,6 +261,12 @@ func (r *renderer) decide() {
 
 // build renders the objects that should exist after the decisions.
 func (r *renderer) build() {
+	if r.job.Dispatched {
+		// Nothing of it but its Workload lives in this cluster, and its copy in a worker keeps
+		// its deadline (multikueue.go).
+		r.kueueDecisions()
+		return
+	}
 	if r.job.TensorBoard != nil {
 		r.out.TensorBoard = tensorBoard(r.job)
 	}

@@ -39,7 +39,22 @@ const (
 	// LabelPodSet names the podSet a pod was admitted under. Set by Trainyard on the pods of an
 	// admitted job, as Kueue's jobframework does.
 	LabelPodSet = "kueue.x-k8s.io/podset"
+	// LabelPrebuiltWorkload names the Workload a job is to run under, made before the job. Set by
+	// Kueue's MultiKueue on the copy of a job it creates in a worker cluster (or by a user); read
+	// by Trainyard, which then adopts that Workload rather than make one. Kueue also accepts it as
+	// an annotation (AnnotationPrebuiltWorkload).
+	LabelPrebuiltWorkload = "kueue.x-k8s.io/prebuilt-workload-name"
+	// AnnotationPrebuiltWorkload is LabelPrebuiltWorkload as an annotation (for a name longer than
+	// a label value may be).
+	AnnotationPrebuiltWorkload = "kueue.x-k8s.io/prebuilt-workload-name"
+	// LabelMultiKueueOrigin names the manager cluster that dispatched a job or Workload. Set by
+	// Kueue's MultiKueue on what it creates in a worker cluster.
+	LabelMultiKueueOrigin = "kueue.x-k8s.io/multikueue-origin"
 )
+
+// ManagedByMultiKueue is the spec.managedBy value of a job that Kueue's MultiKueue dispatches to a
+// worker cluster (Kueue's MultiKueueControllerName).
+const ManagedByMultiKueue = "kueue.x-k8s.io/multikueue"
 
 // Workload condition types (Kueue's WorkloadQuotaReserved and so on).
 const (
@@ -57,6 +72,9 @@ const (
 	FinishedSucceeded     = "Succeeded"
 	FinishedFailed        = "Failed"
 	FinishedFailedToStart = "FailedToStart"
+	// FinishedOutOfSync: a prebuilt Workload does not match its job (Kueue's
+	// WorkloadFinishedReasonOutOfSync); MultiKueue then dispatches the job again.
+	FinishedOutOfSync = "OutOfSync"
 	// QuotaReserved=False once an evicted Workload's admission is released.
 	QuotaReservedPending = "Pending"
 	// PodsReady reasons.

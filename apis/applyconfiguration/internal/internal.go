@@ -226,6 +226,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: elastic
       type:
         namedType: com.github.trainyard.trainyard.apis.batch.v1beta1.ElasticConfig
+    - name: managedBy
+      type:
+        scalar: string
     - name: replicaSpecs
       type:
         list:
@@ -428,6 +431,9 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.trainyard.trainyard.apis.batch.v1beta1.TensorFlowTrainingJobSpec
   map:
     fields:
+    - name: managedBy
+      type:
+        scalar: string
     - name: replicaSpecs
       type:
         list:

@@ -47,6 +47,10 @@ const (
 	CleanUpPolicyNone       CleanUpPolicy = "None"
 )
 
+// ManagedByTrainyard is the spec.managedBy value of a job Trainyard runs, as is one with no
+// managedBy.
+const ManagedByTrainyard = "batch.tensorstack.dev/trainyard"
+
 // ReplicaTemplate is the part of a replica spec that every framework shares.
 type ReplicaTemplate struct {
 	// replicas is the number of pods created from the template.

@@ -45,6 +45,7 @@ type PyTorchTrainingJob struct {
 // +kubebuilder:validation:XValidation:rule="(has(self.runMode) && has(self.runMode.pause) && has(self.runMode.pause.resumeSpecs) ? self.runMode.pause.resumeSpecs : []) == (has(oldSelf.runMode) && has(oldSelf.runMode.pause) && has(oldSelf.runMode.pause.resumeSpecs) ? oldSelf.runMode.pause.resumeSpecs : [])",message="runMode.pause.resumeSpecs is immutable"
 // +kubebuilder:validation:XValidation:rule="!has(self.runMode) || !has(self.runMode.debug) || !has(self.runMode.debug.replicaSpecs) || self.runMode.debug.replicaSpecs.all(d, self.replicaSpecs.exists(r, r.type == d.type))",message="runMode.debug.replicaSpecs[].type must name a type listed in replicaSpecs"
 // +kubebuilder:validation:XValidation:rule="!has(self.runMode) || !has(self.runMode.pause) || !has(self.runMode.pause.resumeSpecs) || self.runMode.pause.resumeSpecs.all(d, self.replicaSpecs.exists(r, r.type == d.type))",message="runMode.pause.resumeSpecs[].type must name a type listed in replicaSpecs"
+// +kubebuilder:validation:XValidation:rule="has(self.managedBy) ? has(oldSelf.managedBy) && oldSelf.managedBy == self.managedBy : !has(oldSelf.managedBy)",message="spec.managedBy is immutable: create a new job to hand it to another controller"
 type PyTorchTrainingJobSpec struct {
 	// replicaSpecs lists the replica types of the job, each with its pod template. The master is
 	// replica 0 of type master if there is one, else replica 0 of the first entry.
@@ -78,6 +79,16 @@ type PyTorchTrainingJobSpec struct {
 	// scheduler chooses a gang scheduler; by default pods go to the cluster's default scheduler.
 	// +optional
 	Scheduler *SchedulePolicy `json:"scheduler,omitempty"`
+
+	// managedBy names the controller that runs the job. Unset or batch.tensorstack.dev/trainyard
+	// (ManagedByTrainyard), Trainyard runs it. kueue.x-k8s.io/multikueue hands it to Kueue's
+	// MultiKueue, which runs a copy in a worker cluster and copies its status back; Trainyard then
+	// keeps only the job's Workload here. Any other value hands the job to that controller and
+	// Trainyard leaves it alone. Immutable.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	ManagedBy *string `json:"managedBy,omitempty"`
 }
 
 // PyTorchReplicaSpec describes one replica type of a PyTorchTrainingJob.

@@ -28,6 +28,12 @@ type PyTorchTrainingJobSpecApplyConfiguration struct {
 	TensorboardSpec *TensorBoardSpecApplyConfiguration `json:"tensorboardSpec,omitempty"`
 	// scheduler chooses a gang scheduler; by default pods go to the cluster's default scheduler.
 	Scheduler *SchedulePolicyApplyConfiguration `json:"scheduler,omitempty"`
+	// managedBy names the controller that runs the job. Unset or batch.tensorstack.dev/trainyard
+	// (ManagedByTrainyard), Trainyard runs it. kueue.x-k8s.io/multikueue hands it to Kueue's
+	// MultiKueue, which runs a copy in a worker cluster and copies its status back; Trainyard then
+	// keeps only the job's Workload here. Any other value hands the job to that controller and
+	// Trainyard leaves it alone. Immutable.
+	ManagedBy *string `json:"managedBy,omitempty"`
 }
 
 // PyTorchTrainingJobSpecApplyConfiguration constructs a declarative configuration of the PyTorchTrainingJobSpec type for use with
@@ -94,5 +100,13 @@ func (b *PyTorchTrainingJobSpecApplyConfiguration) WithTensorboardSpec(value *Te
 // If called multiple times, the Scheduler field is set to the value of the last call.
 func (b *PyTorchTrainingJobSpecApplyConfiguration) WithScheduler(value *SchedulePolicyApplyConfiguration) *PyTorchTrainingJobSpecApplyConfiguration {
 	b.Scheduler = value
+	return b
+}
+
+// WithManagedBy sets the ManagedBy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ManagedBy field is set to the value of the last call.
+func (b *PyTorchTrainingJobSpecApplyConfiguration) WithManagedBy(value string) *PyTorchTrainingJobSpecApplyConfiguration {
+	b.ManagedBy = &value
 	return b
 }
