@@ -1132,6 +1132,25 @@ func TestUpdates(t *testing.T) {
 			patch:   `{spec: {runMode: {pause: {resumeSpecs: [{type: worker, skipInitContainer: true, args: [resume.py]}]}}}}`,
 			wantErr: []string{"spec", "runMode.pause.resumeSpecs is immutable"},
 		},
+		"setting spec.managedBy after creation is refused": {
+			initial: elasticJob,
+			patch:   `{spec: {managedBy: kueue.x-k8s.io/multikueue}}`,
+			wantErr: []string{"spec", "spec.managedBy is immutable"},
+		},
+		"changing TensorFlow spec.managedBy is refused": {
+			initial: strings.Replace(tensorflowJob, "spec:\n", "spec:\n  managedBy: kueue.x-k8s.io/multikueue\n", 1),
+			patch:   `{spec: {managedBy: batch.tensorstack.dev/trainyard}}`,
+			wantErr: []string{"spec", "spec.managedBy is immutable"},
+		},
+		"removing spec.managedBy is refused": {
+			initial: strings.Replace(elasticJob, "spec:\n", "spec:\n  managedBy: kueue.x-k8s.io/multikueue\n", 1),
+			patch:   `{spec: {managedBy: null}}`,
+			wantErr: []string{"spec.managedBy is immutable"},
+		},
+		"keeping spec.managedBy while pausing is accepted": {
+			initial: strings.Replace(elasticJob, "spec:\n", "spec:\n  managedBy: kueue.x-k8s.io/multikueue\n", 1),
+			patch:   `{spec: {runMode: {pause: {enabled: true}}}}`,
+		},
 		"changing expectedReplicas within bounds is accepted": {
 			initial: elasticJob,
 			patch:   `{spec: {elastic: {expectedReplicas: 6}}}`,
