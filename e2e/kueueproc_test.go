@@ -29,6 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/yaml"
@@ -105,19 +106,20 @@ func startKueue(ctx context.Context, cfg *envconf.Config) (context.Context, erro
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return ctx, err
 	}
-	p, caPEM, err := runKueue(home, dir, cfg.KubeconfigFile())
+	p, caPEM, err := runKueue(home, dir, cfg.KubeconfigFile(), "")
 	if err != nil {
 		return ctx, err
 	}
 	kueueProc = p
-	if err := registerKueueWebhooks(ctx, cfg, home, caPEM); err != nil {
+	if err := registerKueueWebhooks(ctx, cfg.Client().RESTConfig(), p, home, caPEM); err != nil {
 		return ctx, err
 	}
 	return ctx, setUpKueueFlavor(ctx, cfg)
 }
 
-// runKueue writes the certificates and the configuration, starts Kueue and waits until it is ready.
-func runKueue(home, dir, kubeconfig string) (*kueueProcess, []byte, error) {
+// runKueue writes the certificates and the configuration (with extra, YAML of further top-level
+// settings, appended), starts Kueue and waits until it is ready.
+func runKueue(home, dir, kubeconfig, extra string) (*kueueProcess, []byte, error) {
 	ca, caKey, caPEM, err := newCA()
 	if err != nil {
 		return nil, nil, err
@@ -174,7 +176,7 @@ integrations:
   externalFrameworks:
   - PyTorchTrainingJob.v1beta1.batch.tensorstack.dev
   - TensorFlowTrainingJob.v1beta1.batch.tensorstack.dev
-`, kueueNamespace, health, port, certDir)
+`, kueueNamespace, health, port, certDir) + extra
 	configPath := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(configPath, []byte(config), 0o644); err != nil {
 		return nil, nil, err
@@ -292,14 +294,14 @@ func stopKueue(ctx context.Context, cfg *envconf.Config) (context.Context, error
 }
 
 // registerKueueWebhooks installs Kueue's webhook configurations (its manifest, limited to
-// kueueWebhookResources) pointing at the process by URL, with the suite's CA.
-func registerKueueWebhooks(ctx context.Context, cfg *envconf.Config, home string, caPEM []byte) error {
+// kueueWebhookResources) in the cluster of rc, pointing at the process p by URL, with the suite's CA.
+func registerKueueWebhooks(ctx context.Context, rc *rest.Config, p *kueueProcess, home string, caPEM []byte) error {
 	data, err := os.ReadFile(filepath.Join(home, "webhook", "manifests.yaml"))
 	if err != nil {
 		return err
 	}
 	var cfgFile string
-	for _, a := range kueueProc.cmd.Args {
+	for _, a := range p.cmd.Args {
 		if strings.HasSuffix(a, "config.yaml") {
 			cfgFile = a
 		}
@@ -371,7 +373,7 @@ func registerKueueWebhooks(ctx context.Context, cfg *envconf.Config, home string
 	if len(mutating.Webhooks) == 0 || len(validating.Webhooks) == 0 {
 		return fmt.Errorf("no Kueue webhooks for %v found in %s", kueueWebhookResources, filepath.Join(home, "webhook", "manifests.yaml"))
 	}
-	c, err := client.New(cfg.Client().RESTConfig(), client.Options{})
+	c, err := client.New(rc, client.Options{})
 	if err != nil {
 		return err
 	}
