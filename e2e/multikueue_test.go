@@ -33,10 +33,10 @@ import (
 // listen on the suite's loopback, so it runs beside the local cluster only.
 func TestMultiKueue(t *testing.T) {
 	mk := &multiKueue{}
-	f := features.New("MultiKueue runs a PyTorchTrainingJob of a manager cluster in its worker").
+	f := features.New("MultiKueue runs T9k jobs of a manager cluster in its worker").
 		WithLabel("area", "kueue").
 		Setup(mk.setUp).
-		Assess("the job's copy runs in the worker under the prebuilt Workload, its status comes back, and the manager holds only the Workload", mk.dispatched).
+		Assess("a PyTorchTrainingJob's copy runs in the worker under the prebuilt Workload, its status comes back, and the manager holds only the Workload; a TensorFlowTrainingJob's too", mk.dispatched).
 		Assess("pausing the manager's job deletes its copy in the worker; resumed, it is dispatched again", mk.paused).
 		Teardown(mk.tearDown).
 		Feature()
@@ -216,12 +216,21 @@ func (mk *multiKueue) dispatched(ctx context.Context, t *testing.T, _ *envconf.C
 	st := waitPhase(ctx, t, c, ns, "mk", batch.JobRunning)
 	t.Logf("the manager's job Running (MultiKueue's copy of the worker's status) %.1f s after its creation; %d tasks", time.Since(start).Seconds(), len(st.Tasks))
 
+	// A TensorFlowTrainingJob goes the same way.
+	tf := queued(tensorFlowJob("tf").Replica("chief", 1, sim("3s", "0")).Replica("worker", 1, sim("", "")).Obj(), "").(*batch.TensorFlowTrainingJob)
+	tf.Spec.ManagedBy = ptr(kueue.ManagedByMultiKueue)
+	create(ctx, t, c, ns, tf)
+
 	st = waitPhase(ctx, t, c, ns, "mk", batch.JobSucceeded)
 	t.Logf("the manager's job Succeeded %.1f s after its creation: %s", time.Since(start).Seconds(), conditionText(st, batch.ConditionCompleted))
-	waitWorkload(ctx, t, c, ns, "mk", "Finished in the manager", func(w *unstructured.Unstructured) bool {
-		return strings.HasPrefix(workloadCondition(w, "Finished"), "True/")
-	})
-	mk.managerHoldsOnlyTheWorkload(ctx, t, "mk")
+	st = waitPhase(ctx, t, c, ns, "tf", batch.JobSucceeded)
+	t.Logf("the manager's TensorFlowTrainingJob Succeeded: %s", conditionText(st, batch.ConditionCompleted))
+	for _, j := range []string{"mk", "tf"} {
+		waitWorkload(ctx, t, c, ns, j, "Finished in the manager", func(w *unstructured.Unstructured) bool {
+			return strings.HasPrefix(workloadCondition(w, "Finished"), "True/")
+		})
+		mk.managerHoldsOnlyTheWorkload(ctx, t, j)
+	}
 	return ctx
 }
 
