@@ -156,12 +156,8 @@ func (a *Applier) ApplyStatus(ctx context.Context, obj client.Object, status any
 		}
 		return rv, nil
 	}
-	data, err := json.Marshal(status)
+	fields, err := statusFields(status)
 	if err != nil {
-		return "", err
-	}
-	var fields map[string]any
-	if err := json.Unmarshal(data, &fields); err != nil {
 		return "", err
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{"status": fields}}
@@ -175,6 +171,16 @@ func (a *Applier) ApplyStatus(ctx context.Context, obj client.Object, status any
 	return u.GetResourceVersion(), nil
 }
 
+// statusFields is status as the JSON object a request carries.
+func statusFields(status any) (map[string]any, error) {
+	data, err := json.Marshal(status)
+	if err != nil {
+		return nil, err
+	}
+	var fields map[string]any
+	return fields, json.Unmarshal(data, &fields)
+}
+
 // ReplaceStatus writes obj's status subresource as exactly status: a JSON merge patch from obj as
 // read (its status included) that sets what status holds and removes every other status field,
 // whoever wrote it. It is for an object whose status another controller replaces whole with merge
@@ -186,12 +192,8 @@ func (a *Applier) ReplaceStatus(ctx context.Context, obj client.Object, status a
 	if err != nil {
 		return "", err
 	}
-	data, err := json.Marshal(status)
+	fields, err := statusFields(status)
 	if err != nil {
-		return "", err
-	}
-	var fields map[string]any
-	if err := json.Unmarshal(data, &fields); err != nil {
 		return "", err
 	}
 	before := &unstructured.Unstructured{Object: was}
