@@ -20,8 +20,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
+	"sigs.k8s.io/yaml"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
 	"github.com/trainyard/trainyard/apis/kueue"
 )
 
@@ -33,11 +35,12 @@ import (
 // listen on the suite's loopback, so it runs beside the local cluster only.
 func TestMultiKueue(t *testing.T) {
 	mk := &multiKueue{}
-	f := features.New("MultiKueue runs T9k jobs of a manager cluster in its worker").
+	f := features.New("MultiKueue runs jobs of a manager cluster in its worker: the T9k kinds and a kubeflow.org PyTorchJob").
 		WithLabel("area", "kueue").
 		Setup(mk.setUp).
 		Assess("a PyTorchTrainingJob's copy runs in the worker under the prebuilt Workload, its status comes back, and the manager holds only the Workload; a TensorFlowTrainingJob's too", mk.dispatched).
 		Assess("pausing the manager's job deletes its copy in the worker; resumed, it is dispatched again", mk.paused).
+		Assess("a kubeflow.org PyTorchJob goes through Kueue's own MultiKueue adapter: left alone in the manager, its copy run by the worker's operator", mk.kubeflow).
 		Teardown(mk.tearDown).
 		Feature()
 	testenv.Test(t, f)
@@ -307,6 +310,30 @@ func (mk *multiKueue) paused(ctx context.Context, t *testing.T, _ *envconf.Confi
 	return ctx
 }
 
+func (mk *multiKueue) kubeflow(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {
+	c, w, ns := mk.manager, mk.worker, mk.ns
+	var j kubeflowv1.PyTorchJob
+	if err := yaml.Unmarshal([]byte(kfQueuedPyTorchJob("kf", fmt.Sprintf(simExits0After, "4s"), "")), &j); err != nil {
+		t.Fatal(err)
+	}
+	j.Spec.RunPolicy = &kubeflowv1.RunPolicy{ManagedBy: ptr(kueue.ManagedByMultiKueue)}
+	start := time.Now()
+	create(ctx, t, c, ns, &j)
+	var copy kubeflowv1.PyTorchJob
+	eventually(t, 60*time.Second, "MultiKueue creates the PyTorchJob's copy in the worker", func() (bool, string) {
+		err := w.Get(ctx, types.NamespacedName{Namespace: ns, Name: "kf"}, &copy)
+		return err == nil, fmt.Sprint(err)
+	})
+	if p := copy.Spec.RunPolicy; p != nil && p.ManagedBy != nil {
+		t.Errorf("the worker's copy has runPolicy.managedBy %q; want none, so the worker's operator runs it", *p.ManagedBy)
+	}
+	waitKubeflow(ctx, t, w, ns, "kf", kubeflowv1.JobRunning)
+	st := waitKubeflow(ctx, t, c, ns, "kf", kubeflowv1.JobSucceeded)
+	t.Logf("the manager's PyTorchJob Succeeded %.1f s after its creation (%d replica types in its copied status)", time.Since(start).Seconds(), len(st.ReplicaStatuses))
+	mk.managerHoldsOnlyTheWorkload(ctx, t, "kf")
+	return ctx
+}
+
 func (mk *multiKueue) tearDown(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {
 	if mk.skip != "" {
 		return ctx
@@ -324,6 +351,7 @@ func (mk *multiKueue) tearDown(ctx context.Context, t *testing.T, _ *envconf.Con
 	if mk.worker != nil && mk.ns != "" {
 		// MultiKueue's copies go with the namespace (the suite's clean-up deletes it).
 		_ = mk.worker.DeleteAllOf(ctx, &batch.PyTorchTrainingJob{}, client.InNamespace(mk.ns))
+		_ = mk.worker.DeleteAllOf(ctx, &kubeflowv1.PyTorchJob{}, client.InNamespace(mk.ns))
 	}
 	if err := mk.cluster(ctx, "down"); err != nil {
 		t.Errorf("stopping the manager cluster: %v", err)
