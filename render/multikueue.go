@@ -3,7 +3,6 @@ package render
 import (
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
@@ -78,16 +77,4 @@ func (r *renderer) adopt(w *kueue.Workload) bool {
 	// Note: a Workload controlled by another object never reaches render (the controller refuses
 	// to observe it), so one with no controller is all there is to adopt.
 	return metav1.GetControllerOfNoCopy(w) == nil
-}
-
-// outOfSync marks a prebuilt Workload that no longer matches the job Finished (OutOfSync), once.
-func (r *renderer) outOfSync(w *kueue.Workload, kd *KueueDecisions) {
-	if meta.IsStatusConditionTrue(w.Status.Conditions, kueue.WorkloadFinished) {
-		return
-	}
-	kd.Conditions = append(kd.Conditions, metav1.Condition{
-		Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: kueue.FinishedOutOfSync,
-		Message:            "The prebuilt workload is out of sync with its user job",
-		LastTransitionTime: r.now, ObservedGeneration: w.Generation,
-	})
 }

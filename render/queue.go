@@ -479,21 +479,6 @@ func (r *renderer) kueueDecisions() {
 		return
 	}
 	kd.Adopt = r.adopt(w)
-	if !ended && r.staleWorkload(w) {
-		if prebuilt {
-			r.outOfSync(w, kd)
-		} else {
-			kd.Replace = true
-		}
-		return
-	}
-	active := w.Spec.Active == nil || *w.Spec.Active
-	switch {
-	case r.job.Pause && active && !ended:
-		kd.SetActive = ptr(false)
-	case !r.job.Pause && !active && w.Annotations[AnnotationDeactivated] != "":
-		kd.SetActive = ptr(true)
-	}
 	set := func(typ string, status bool, reason, message string) {
 		s := metav1.ConditionFalse
 		if status {
@@ -503,6 +488,24 @@ func (r *renderer) kueueDecisions() {
 			return
 		}
 		kd.Conditions = append(kd.Conditions, metav1.Condition{Type: typ, Status: s, Reason: reason, Message: message, LastTransitionTime: r.now, ObservedGeneration: w.Generation})
+	}
+	if !ended && r.staleWorkload(w) {
+		switch {
+		case !prebuilt:
+			kd.Replace = true
+		case !condition(w, kueue.WorkloadFinished):
+			// Not the job's to replace: marked Finished, as Kueue's jobframework does
+			// (multikueue.go), and MultiKueue dispatches the job again.
+			set(kueue.WorkloadFinished, true, kueue.FinishedOutOfSync, "The prebuilt workload is out of sync with its user job")
+		}
+		return
+	}
+	active := w.Spec.Active == nil || *w.Spec.Active
+	switch {
+	case r.job.Pause && active && !ended:
+		kd.SetActive = ptr(false)
+	case !r.job.Pause && !active && w.Annotations[AnnotationDeactivated] != "":
+		kd.SetActive = ptr(true)
 	}
 	if ended {
 		if !condition(w, kueue.WorkloadFinished) {
