@@ -1,6 +1,6 @@
 // Package cli is the trainyard command line beside the operator: `render` (what a job would
-// create, without a cluster), and `get`, `describe` and `logs` for the jobs of all four kinds on a
-// cluster. The same binary named kubectl-trainyard on PATH is the kubectl plugin `kubectl
+// create, without a cluster), and `get`, `describe`, `logs`, `pause` and `resume` for the jobs of
+// all four kinds on a cluster. The same binary named kubectl-trainyard on PATH is the kubectl plugin `kubectl
 // trainyard`.
 package cli
 
@@ -32,7 +32,7 @@ import (
 )
 
 // Verbs are the commands Run knows.
-var Verbs = []string{"render", "get", "describe", "logs"}
+var Verbs = []string{"render", "get", "describe", "logs", "pause", "resume"}
 
 // Usage is the command line's help.
 const Usage = `usage:
@@ -42,6 +42,8 @@ const Usage = `usage:
   trainyard describe [KIND/]JOB [-n NS]         a job at a glance: replicas, restarts, conditions, events
   trainyard logs [KIND/]JOB [-f] [--replica-type T] [--index I] [--tail N] [--previous]
                                                 every rank's training container, lines prefixed
+  trainyard pause [KIND/]JOB [-n NS]            delete the job's pods and keep the job (resume brings them back)
+  trainyard resume [KIND/]JOB [-n NS]
 Cluster flags as kubectl's: --kubeconfig, --context, -n/--namespace. As a kubectl plugin (the
 binary named kubectl-trainyard on PATH): kubectl trainyard get.`
 
@@ -56,6 +58,10 @@ func Run(verb string, args []string, stdout, stderr io.Writer) error {
 		return runDescribe(args, stdout, stderr)
 	case "logs":
 		return runLogs(args, stdout, stderr)
+	case "pause":
+		return runPause(true, args, stdout, stderr)
+	case "resume":
+		return runPause(false, args, stdout, stderr)
 	}
 	return fmt.Errorf("unknown command %q\n%s", verb, Usage)
 }
@@ -323,24 +329,33 @@ func isNotFound(err error) bool {
 	return errors.As(err, &status) && status.Status().Code == 404
 }
 
-// openJob parses a one-job command's arguments and reads the job and its pods; cancel ends the
-// context the caller goes on with.
-func openJob(fs *flag.FlagSet, cf *clusterFlags, args []string) (s *session, j *job, pods []corev1.Pod, ctx context.Context, cancel context.CancelFunc, err error) {
+// openOne parses a one-job command's arguments and reads the job; cancel ends the context the
+// caller goes on with.
+func openOne(fs *flag.FlagSet, cf *clusterFlags, args []string) (s *session, j *job, ctx context.Context, cancel context.CancelFunc, err error) {
 	pos, err := parse(fs, args)
 	if err != nil {
-		return nil, nil, nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	if len(pos) != 1 {
-		return nil, nil, nil, nil, nil, fmt.Errorf("%s takes one job, [KIND/]NAME\n%s", strings.TrimPrefix(fs.Name(), "trainyard "), Usage)
+		return nil, nil, nil, nil, fmt.Errorf("%s takes one job, [KIND/]NAME\n%s", strings.TrimPrefix(fs.Name(), "trainyard "), Usage)
 	}
 	if s, err = cf.connect(); err != nil {
-		return nil, nil, nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	ctx, cancel = interruptible()
-	if j, err = s.findJob(ctx, pos[0]); err == nil {
-		pods, err = s.jobPods(ctx, j)
+	if j, err = s.findJob(ctx, pos[0]); err != nil {
+		cancel()
+		return nil, nil, nil, nil, err
 	}
-	if err != nil {
+	return s, j, ctx, cancel, nil
+}
+
+// openJob is openOne that also reads the job's pods.
+func openJob(fs *flag.FlagSet, cf *clusterFlags, args []string) (s *session, j *job, pods []corev1.Pod, ctx context.Context, cancel context.CancelFunc, err error) {
+	if s, j, ctx, cancel, err = openOne(fs, cf, args); err != nil {
+		return nil, nil, nil, nil, nil, err
+	}
+	if pods, err = s.jobPods(ctx, j); err != nil {
 		cancel()
 		return nil, nil, nil, nil, nil, err
 	}

@@ -1,0 +1,189 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	"github.com/trainyard/trainyard/apis/kueue"
+)
+
+// pauseEdit is what pause or resume writes, worked out from the job as read.
+type pauseEdit struct {
+	// done is set when the job is already as asked: nothing is written.
+	done bool
+	// patch is the merge patch of the job's spec (runMode.pause or runPolicy.suspend).
+	patch map[string]any
+	// workload is set for a kubeflow.org job queued by Kueue's own integration: Kueue holds
+	// runPolicy.suspend, so the job's Workload is (de)activated instead (spec.active), as Kueue
+	// asks of anyone who stops a queued job.
+	workload bool
+}
+
+// planPause works out how to pause (pause true) or resume the job. A finished job is refused:
+// it runs no pods, and a resume would not start it again.
+func planPause(j *job, pause bool) (pauseEdit, error) {
+	phase := j.model.Status.Phase
+	if phase == batch.JobSucceeded || phase == batch.JobFailed {
+		return pauseEdit{}, fmt.Errorf("%s is %s: a finished job runs no pods, so there is nothing to %s", ref(j), phase, verbOf(pause))
+	}
+	if j.model.Kubeflow != nil {
+		if j.obj.GetLabels()[kueue.LabelQueueName] != "" {
+			return pauseEdit{workload: true}, nil
+		}
+		if j.model.Pause == pause {
+			return pauseEdit{done: true}, nil
+		}
+		return pauseEdit{patch: map[string]any{"spec": map[string]any{"runPolicy": map[string]any{"suspend": pause}}}}, nil
+	}
+	if j.model.Pause == pause {
+		return pauseEdit{done: true}, nil
+	}
+	// runMode.pause.enable is the older spelling of enabled; when the user wrote it, it is set
+	// too, since admission refuses the two spellings disagreeing.
+	mode := map[string]any{"enabled": pause}
+	if p := runModePause(j.obj); p != nil && p.Enable != nil {
+		mode["enable"] = pause
+	}
+	return pauseEdit{patch: map[string]any{"spec": map[string]any{"runMode": map[string]any{"pause": mode}}}}, nil
+}
+
+// runModePause is the T9k job's spec.runMode.pause, if it has one.
+func runModePause(o client.Object) *batch.PauseMode {
+	var rm *batch.RunMode
+	switch j := o.(type) {
+	case *batch.PyTorchTrainingJob:
+		rm = j.Spec.RunMode
+	case *batch.TensorFlowTrainingJob:
+		rm = j.Spec.RunMode
+	}
+	if rm == nil {
+		return nil
+	}
+	return rm.Pause
+}
+
+func verbOf(pause bool) string {
+	if pause {
+		return "pause"
+	}
+	return "resume"
+}
+
+// ref is KIND/NAME as the user may type it back.
+func ref(j *job) string { return strings.ToLower(j.info.kind) + "/" + j.obj.GetName() }
+
+// runPause runs `trainyard pause` (pause true) or `trainyard resume`.
+func runPause(pause bool, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("trainyard "+verbOf(pause), flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cf clusterFlags
+	cf.bind(fs, false)
+	s, j, ctx, cancel, err := openOne(fs, &cf, args)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	var msg string
+	// Each try reads the job again and writes against that resourceVersion, so a change made in
+	// between (the operator's, another user's) is seen before deciding.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		fresh := j.info.newJob()
+		if err := s.client.Get(ctx, client.ObjectKeyFromObject(j.obj), fresh); err != nil {
+			return err
+		}
+		j = &job{info: j.info, obj: fresh, model: j.info.model(fresh)}
+		var err error
+		msg, err = s.setPaused(ctx, j, pause)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, msg)
+	return nil
+}
+
+// setPaused pauses or resumes the job as planPause says and returns what it did, in words.
+func (s *session) setPaused(ctx context.Context, j *job, pause bool) (string, error) {
+	edit, err := planPause(j, pause)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case edit.done && pause:
+		return ref(j) + " is already paused", nil
+	case edit.done:
+		return ref(j) + " is not paused", nil
+	case edit.workload:
+		return s.setWorkloadActive(ctx, j, !pause)
+	}
+	if err := mergePatch(ctx, s.client, j.obj, edit.patch); err != nil {
+		return "", err
+	}
+	field, state := "runMode.pause", "phase Paused"
+	if j.model.Kubeflow != nil {
+		field, state = "runPolicy.suspend", "condition Suspended"
+	}
+	if pause {
+		return fmt.Sprintf("%s paused (%s): its pods are deleted and the job stays, %s. `trainyard resume %s` brings them back", ref(j), field, state, ref(j)), nil
+	}
+	return fmt.Sprintf("%s resumed (%s): its pods are created again", ref(j), field), nil
+}
+
+// setWorkloadActive sets spec.active of the Kueue Workload the job controls.
+func (s *session) setWorkloadActive(ctx context.Context, j *job, active bool) (string, error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(kueue.GroupVersion.WithKind(kueue.KindWorkload + "List"))
+	if err := s.client.List(ctx, list, client.InNamespace(j.obj.GetNamespace())); err != nil {
+		return "", fmt.Errorf("%s is queued by Kueue (label %s), which holds runPolicy.suspend: reading its Workload: %w", ref(j), kueue.LabelQueueName, err)
+	}
+	var wl *unstructured.Unstructured
+	for i := range list.Items {
+		for _, o := range list.Items[i].GetOwnerReferences() {
+			if o.UID == j.obj.GetUID() && o.Controller != nil && *o.Controller {
+				wl = &list.Items[i]
+			}
+		}
+	}
+	if wl == nil {
+		return "", fmt.Errorf("%s is queued by Kueue (label %s), which holds runPolicy.suspend, and has no Workload yet: try again once Kueue has made it", ref(j), kueue.LabelQueueName)
+	}
+	was, found, _ := unstructured.NestedBool(wl.Object, "spec", "active")
+	if !found {
+		was = true // Kueue's default
+	}
+	if was == active {
+		if active {
+			return fmt.Sprintf("%s is not paused (its Kueue Workload %s is active)", ref(j), wl.GetName()), nil
+		}
+		return fmt.Sprintf("%s is already paused (its Kueue Workload %s is inactive)", ref(j), wl.GetName()), nil
+	}
+	if err := mergePatch(ctx, s.client, wl, map[string]any{"spec": map[string]any{"active": active}}); err != nil {
+		return "", err
+	}
+	if active {
+		return fmt.Sprintf("%s resumed: its Kueue Workload %s is active again; the job waits in its queue and runs once Kueue admits it", ref(j), wl.GetName()), nil
+	}
+	return fmt.Sprintf("%s paused: its Kueue Workload %s is deactivated (spec.active: false), so Kueue evicts it, suspends the job and frees its quota. `trainyard resume %s` queues it again", ref(j), wl.GetName(), ref(j)), nil
+}
+
+// mergePatch applies patch to obj as a JSON merge patch made against obj's resourceVersion, so it
+// fails with a conflict when obj changed since it was read.
+func mergePatch(ctx context.Context, c client.Client, obj client.Object, patch map[string]any) error {
+	patch["metadata"] = map[string]any{"resourceVersion": obj.GetResourceVersion()}
+	body, err := json.Marshal(patch)
+	if err != nil {
+		return err
+	}
+	return c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, body), client.FieldOwner("trainyard-cli"))
+}

@@ -1,0 +1,159 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
+	"github.com/trainyard/trainyard/apis/kueue"
+	"github.com/trainyard/trainyard/controller"
+)
+
+// pauseCase runs setPaused on obj (a job of kinds[kind]) in a fake cluster holding objs, and
+// returns the message and the job as the cluster has it afterwards.
+func pauseCase(t *testing.T, kind int, obj client.Object, pause bool, objs ...client.Object) (string, client.Object, client.Client, error) {
+	t.Helper()
+	c := fake.NewClientBuilder().WithScheme(controller.Scheme()).WithObjects(append(objs, obj)...).Build()
+	s := &session{client: c, namespace: "ns"}
+	ctx := context.Background()
+	read := kinds[kind].newJob()
+	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), read); err != nil {
+		t.Fatal(err)
+	}
+	msg, err := s.setPaused(ctx, &job{info: &kinds[kind], obj: read, model: kinds[kind].model(read)}, pause)
+	after := kinds[kind].newJob()
+	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), after); err != nil {
+		t.Fatal(err)
+	}
+	return msg, after, c, err
+}
+
+func ptj(mode *batch.RunMode, phase batch.JobPhase) *batch.PyTorchTrainingJob {
+	j := &batch.PyTorchTrainingJob{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "uid-p"}}
+	j.Spec.RunMode = mode
+	j.Status.Phase = phase
+	return j
+}
+
+func TestPauseT9k(t *testing.T) {
+	resume := []batch.ResumeSpec{{Type: "worker", Command: []string{"python", "resume.py"}}}
+	msg, after, _, err := pauseCase(t, 0, ptj(&batch.RunMode{Pause: &batch.PauseMode{ResumeSpecs: resume}}, batch.JobRunning), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := after.(*batch.PyTorchTrainingJob).Spec.RunMode.Pause
+	if p.Enabled == nil || !*p.Enabled || p.Enable != nil {
+		t.Errorf("pause: runMode.pause enabled %s, enable %s; want enabled true and no enable", show(p.Enabled), show(p.Enable))
+	}
+	if len(p.ResumeSpecs) != 1 || p.ResumeSpecs[0].Command[1] != "resume.py" {
+		t.Errorf("pause lost the user's resumeSpecs: %+v", p.ResumeSpecs)
+	}
+	if !strings.Contains(msg, "pytorchtrainingjob/p paused (runMode.pause)") {
+		t.Errorf("message: %s", msg)
+	}
+
+	// The older spelling written by the user is kept and set alike.
+	_, after, _, err = pauseCase(t, 0, ptj(&batch.RunMode{Pause: &batch.PauseMode{Enable: yes()}}, batch.JobPaused), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p = after.(*batch.PyTorchTrainingJob).Spec.RunMode.Pause
+	if p.Enabled == nil || *p.Enabled || p.Enable == nil || *p.Enable {
+		t.Errorf("resume with the alias: enabled %s, enable %s; want both false", show(p.Enabled), show(p.Enable))
+	}
+
+	// Already paused: no write.
+	paused := ptj(&batch.RunMode{Pause: &batch.PauseMode{Enabled: yes()}}, batch.JobPaused)
+	msg, after, _, err = pauseCase(t, 0, paused, true)
+	if err != nil || msg != "pytorchtrainingjob/p is already paused" {
+		t.Errorf("pausing a paused job: %q, %v", msg, err)
+	}
+	if after.GetResourceVersion() != "999" {
+		t.Errorf("pausing a paused job wrote it (resourceVersion %s)", after.GetResourceVersion())
+	}
+
+	// A finished job is refused, naming its phase.
+	_, _, _, err = pauseCase(t, 0, ptj(nil, batch.JobSucceeded), true)
+	if err == nil || !strings.Contains(err.Error(), "pytorchtrainingjob/p is Succeeded") {
+		t.Errorf("pausing a Succeeded job: %v", err)
+	}
+}
+
+func pytorchJob(labels map[string]string) *kubeflowv1.PyTorchJob {
+	return &kubeflowv1.PyTorchJob{ObjectMeta: metav1.ObjectMeta{Name: "k", Namespace: "ns", UID: "uid-k", Labels: labels}}
+}
+
+func TestPauseKubeflow(t *testing.T) {
+	msg, after, _, err := pauseCase(t, 2, pytorchJob(nil), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rp := after.(*kubeflowv1.PyTorchJob).Spec.RunPolicy; rp == nil || rp.Suspend == nil || !*rp.Suspend {
+		t.Errorf("pause: runPolicy %+v; want suspend true", rp)
+	}
+	if !strings.Contains(msg, "pytorchjob/k paused (runPolicy.suspend)") {
+		t.Errorf("message: %s", msg)
+	}
+}
+
+// A kubeflow.org job queued by Kueue's own integration: its Workload is deactivated, its
+// runPolicy.suspend (Kueue's) untouched.
+func TestPauseKubeflowQueued(t *testing.T) {
+	queued := map[string]string{kueue.LabelQueueName: "lq"}
+	wl := &unstructured.Unstructured{}
+	wl.SetGroupVersionKind(kueue.GroupVersion.WithKind(kueue.KindWorkload))
+	wl.SetNamespace("ns")
+	wl.SetName("pytorchjob-k-1a2b3")
+	wl.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "kubeflow.org/v1", Kind: "PyTorchJob", Name: "k", UID: "uid-k", Controller: yes()}})
+	other := wl.DeepCopy()
+	other.SetName("pytorchjob-other-9z8y7")
+	other.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "kubeflow.org/v1", Kind: "PyTorchJob", Name: "other", UID: "uid-o", Controller: yes()}})
+
+	msg, after, c, err := pauseCase(t, 2, pytorchJob(queued), true, wl, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rp := after.(*kubeflowv1.PyTorchJob).Spec.RunPolicy; rp != nil && rp.Suspend != nil {
+		t.Errorf("the queued job's runPolicy.suspend was written: %v", *rp.Suspend)
+	}
+	for name, want := range map[string]bool{wl.GetName(): false, other.GetName(): true} {
+		got := &unstructured.Unstructured{}
+		got.SetGroupVersionKind(wl.GroupVersionKind())
+		if err := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: name}, got); err != nil {
+			t.Fatal(err)
+		}
+		active, found, _ := unstructured.NestedBool(got.Object, "spec", "active")
+		if !found {
+			active = true
+		}
+		if active != want {
+			t.Errorf("Workload %s active %v; want %v", name, active, want)
+		}
+	}
+	if !strings.Contains(msg, "Workload pytorchjob-k-1a2b3 is deactivated") {
+		t.Errorf("message: %s", msg)
+	}
+
+	// No Workload yet: a clear error, nothing written.
+	_, _, _, err = pauseCase(t, 2, pytorchJob(queued), true, other)
+	if err == nil || !strings.Contains(err.Error(), "has no Workload yet") {
+		t.Errorf("pausing a queued job without a Workload: %v", err)
+	}
+}
+
+func show(b *bool) string {
+	if b == nil {
+		return "unset"
+	}
+	return fmt.Sprint(*b)
+}
+
+func yes() *bool { b := true; return &b }
