@@ -20,6 +20,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
 )
 
 // TestCLI: `trainyard get`, `describe` and `logs -f` against the cluster, as a user runs them
@@ -134,6 +137,54 @@ spec:
 			}
 			return ctx
 		}).
+		Assess("trainyard pause and resume a PyTorchTrainingJob and a TFJob: the pods go, the job stays, then they come back", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c, ns := namespaced(ctx, t, cfg, "cli-pause")
+			create(ctx, t, c, ns, pyTorchJob("pz").Workers(1, sim("", "")).Obj())
+			applyYAML(ctx, t, ns, `apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: tz}
+spec:
+  tfReplicaSpecs:
+    Worker:
+      replicas: 2`+kfPod("tensorflow", simRunsForever))
+			runningPods(ctx, t, c, ns, "pz", 2)
+			waitKubeflow(ctx, t, c, ns, "tz", kubeflowv1.JobRunning)
+
+			start := time.Now()
+			out := trainyardCLI(t, cfg, "pause", "pz", "-n", ns)
+			if !strings.Contains(out, "pytorchtrainingjob/pz paused (runMode.pause)") {
+				t.Errorf("trainyard pause pz:\n%s", out)
+			}
+			out = trainyardCLI(t, cfg, "pause", "tfjob/tz", "-n", ns)
+			if !strings.Contains(out, "tfjob/tz paused (runPolicy.suspend)") {
+				t.Errorf("trainyard pause tfjob/tz:\n%s", out)
+			}
+			waitPhase(ctx, t, c, ns, "pz", batch.JobPaused)
+			waitKubeflow(ctx, t, c, ns, "tz", kubeflowv1.JobSuspended)
+			eventually(t, 60*time.Second, "both jobs have no pod", func() (bool, string) {
+				a, b := len(jobPods(ctx, t, c, ns, "pz")), len(kfPodsOf(ctx, t, c, ns, "tz"))
+				return a+b == 0, fmt.Sprintf("pz %d, tz %d", a, b)
+			})
+			t.Logf("both jobs paused, with no pod, %.1f s after trainyard pause", time.Since(start).Seconds())
+			if out := trainyardCLI(t, cfg, "pause", "pz", "-n", ns); strings.TrimSpace(out) != "pytorchtrainingjob/pz is already paused" {
+				t.Errorf("trainyard pause of a paused job:\n%s", out)
+			}
+			if out := trainyardCLI(t, cfg, "get", "-n", ns); !rowHas(out, "pz", "Paused", "0/2") || !rowHas(out, "tz", "Paused", "0/2") {
+				t.Errorf("trainyard get of the paused jobs:\n%s", out)
+			}
+
+			start = time.Now()
+			for _, ref := range []string{"pz", "tfjob/tz"} {
+				if out := trainyardCLI(t, cfg, "resume", ref, "-n", ns); !strings.Contains(out, " resumed (") {
+					t.Errorf("trainyard resume %s:\n%s", ref, out)
+				}
+			}
+			runningPods(ctx, t, c, ns, "pz", 2)
+			waitPhase(ctx, t, c, ns, "pz", batch.JobRunning)
+			waitKubeflow(ctx, t, c, ns, "tz", kubeflowv1.JobRunning)
+			t.Logf("both jobs Running again %.1f s after trainyard resume", time.Since(start).Seconds())
+			return ctx
+		}).
 		Feature()
 	testenv.Test(t, f)
 }
@@ -158,7 +209,13 @@ func rowHas(out, name string, words ...string) bool {
 // trainyardCLI runs bin/trainyard with args against the test cluster and returns its output.
 func trainyardCLI(t *testing.T, cfg *envconf.Config, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(repoRoot, "bin", "trainyard"), append(args, "--kubeconfig", cfg.KubeconfigFile())...)
+	return trainyardCLIAt(t, cfg.KubeconfigFile(), args...)
+}
+
+// trainyardCLIAt is trainyardCLI against the cluster of the kubeconfig file.
+func trainyardCLIAt(t *testing.T, kubeconfig string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(repoRoot, "bin", "trainyard"), append(args, "--kubeconfig", kubeconfig)...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("trainyard %s: %v\n%s", strings.Join(args, " "), err, out)

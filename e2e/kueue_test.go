@@ -37,6 +37,7 @@ func TestKueue(t *testing.T) {
 		kueueFeature("an over-quota PyTorchTrainingJob waits with no pod; the quota is released when the first job succeeds and the second is admitted", "kq-t9k-quota", kueueT9kOverQuota),
 		kueueFeature("a lower-priority PyTorchTrainingJob is preempted (pods gone, no restart counted) and resumed when the higher-priority one finishes", "kq-t9k-preempt", kueueT9kPreempted),
 		kueueFeature("pausing a queued PyTorchTrainingJob deactivates its Workload, freeing the quota for another job; resumed, it queues again", "kq-t9k-pause", kueueT9kPaused),
+		kueueFeature("trainyard pause of a queued Kubeflow PyTorchJob deactivates its Workload: Kueue evicts and suspends it, freeing the quota; trainyard resume queues it again", "kq-kf-pause", kueueKubeflowPausedByCLI),
 		kueueFeature("an elastic PyTorchTrainingJob asking more than the quota is admitted partially, down to minReplicas, and runs with the admitted pods", "kq-t9k-partial", kueueT9kPartial),
 	)
 }
@@ -570,4 +571,54 @@ func kueueT9kPartial(ctx context.Context, t *testing.T, c client.Client, ns stri
 	if wls := workloadsOf(ctx, t, c, ns, "el"); len(wls) != 1 || wls[0].GetUID() != w.GetUID() {
 		t.Errorf("the Workload was replaced after the partial admission: %d Workloads", len(wls))
 	}
+}
+
+// kueueKubeflowPausedByCLI: Kueue holds a queued kubeflow.org job's runPolicy.suspend, so the CLI
+// pauses it by deactivating its Workload; this checks that the real Kueue then evicts it, suspends
+// it and gives its quota to the next job, and queues it again once the CLI resumes it.
+func kueueKubeflowPausedByCLI(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	createKueue(ctx, t, c, clusterQueue(ns, 2, false))
+	applyYAML(ctx, t, ns, kfQueuedPyTorchJob("held", simRunsForever, ""))
+	waitKubeflow(ctx, t, c, ns, "held", kubeflowv1.JobRunning)
+	onFlavorNodes(ctx, t, c, ns, "held", 2)
+	applyYAML(ctx, t, ns, kfQueuedPyTorchJob("next", simRunsForever, ""))
+	waitWorkload(ctx, t, c, ns, "next", "waits for quota", func(w *unstructured.Unstructured) bool {
+		return strings.HasPrefix(workloadCondition(w, "QuotaReserved"), "False/")
+	})
+
+	start := time.Now()
+	out := trainyardCLIAt(t, kubeconfigPath, "pause", "pytorchjob/held", "-n", ns)
+	if !strings.Contains(out, "pytorchjob/held paused: its Kueue Workload ") || !strings.Contains(out, "is deactivated") {
+		t.Errorf("trainyard pause of a queued PyTorchJob:\n%s", out)
+	}
+	eventually(t, 60*time.Second, "the paused job's pods are gone, Kueue suspended it and says Suspended", func() (bool, string) {
+		st, _ := kfStatus(ctx, c, ns, "held")
+		s, _ := kfSuspended(ctx, c, ns, "PyTorchJob", "held")
+		pods := kfPodsOf(ctx, t, c, ns, "held")
+		return len(pods) == 0 && s && kfCondition(st, kubeflowv1.JobSuspended) == "True",
+			fmt.Sprintf("%d pods, suspend %v, Suspended %q", len(pods), s, kfCondition(st, kubeflowv1.JobSuspended))
+	})
+	waitKubeflow(ctx, t, c, ns, "next", kubeflowv1.JobRunning)
+	onFlavorNodes(ctx, t, c, ns, "next", 2)
+	t.Logf("trainyard pause: the paused job's pods gone and the next job Running on its quota %.1f s after", time.Since(start).Seconds())
+	if out := trainyardCLIAt(t, kubeconfigPath, "pause", "pytorchjob/held", "-n", ns); !strings.Contains(out, "is already paused") {
+		t.Errorf("trainyard pause of the paused job:\n%s", out)
+	}
+
+	out = trainyardCLIAt(t, kubeconfigPath, "resume", "pytorchjob/held", "-n", ns)
+	if !strings.Contains(out, "is active again") {
+		t.Errorf("trainyard resume of the queued PyTorchJob:\n%s", out)
+	}
+	waitWorkload(ctx, t, c, ns, "held", "active, waiting for the quota the next job holds", func(w *unstructured.Unstructured) bool {
+		active, found, _ := unstructured.NestedBool(w.Object, "spec", "active")
+		return (active || !found) && !admitted(w)
+	})
+	noPodsFor(ctx, t, c, ns, "held", 2*time.Second, "resumed while another job holds the quota")
+	if err := c.Delete(ctx, &kubeflowv1.PyTorchJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "next"}}); err != nil {
+		t.Fatal(err)
+	}
+	freed := time.Now()
+	waitKubeflow(ctx, t, c, ns, "held", kubeflowv1.JobRunning)
+	onFlavorNodes(ctx, t, c, ns, "held", 2)
+	t.Logf("trainyard resume: the job Running again %.1f s after the job holding the quota was deleted", time.Since(freed).Seconds())
 }
