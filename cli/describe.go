@@ -12,12 +12,15 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
+	"github.com/trainyard/trainyard/apis/kueue"
 )
 
 // maxEvents is how many of the job's latest events describe prints.
@@ -38,11 +41,36 @@ func runDescribe(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	describe(stdout, j, pods, events, time.Now())
+	describe(stdout, j, pods, events, s.queueView(ctx, j), time.Now())
 	return nil
 }
 
-func describe(out io.Writer, j *job, pods []corev1.Pod, events []corev1.Event, now time.Time) {
+// queueView is a queued job's place in Kueue, as describe shows it.
+type queueView struct {
+	// name is the LocalQueue the job's kueue.x-k8s.io/queue-name label names.
+	name string
+	// workload is the Kueue Workload the job controls, nil if it has none.
+	workload *unstructured.Unstructured
+	// err says why the Workload could not be read.
+	err error
+}
+
+// queueView reads the job's Workload when the job is queued (nil when it is not): the job's
+// status quotes what Trainyard saw of it, this is Kueue's own word, now.
+func (s *session) queueView(ctx context.Context, j *job) *queueView {
+	name := j.obj.GetLabels()[kueue.LabelQueueName]
+	if name == "" {
+		return nil
+	}
+	q := &queueView{name: name}
+	q.workload, q.err = s.jobWorkload(ctx, j)
+	if meta.IsNoMatchError(q.err) || isNotFound(q.err) {
+		q.err = fmt.Errorf("Kueue is not installed (no %s)", kueue.WorkloadCRD)
+	}
+	return q
+}
+
+func describe(out io.Writer, j *job, pods []corev1.Pod, events []corev1.Event, q *queueView, now time.Time) {
 	m := &j.model
 	st := &m.Status
 	fmt.Fprintf(out, "%s %s/%s  %s  %d/%d running  age %s\n", j.info.kind, j.obj.GetNamespace(), j.obj.GetName(),
@@ -51,6 +79,9 @@ func describe(out io.Writer, j *job, pods []corev1.Pod, events []corev1.Event, n
 		fmt.Fprintf(out, "Waiting: %s: %s\n", reason, message)
 	}
 	fmt.Fprintf(out, "Restarts: backoffCount %d of backoffLimit %s\n", st.BackoffCount, limit(m.BackoffLimit))
+	if q != nil {
+		describeQueue(out, q, now)
+	}
 
 	byName := map[string]*corev1.Pod{}
 	for i := range pods {
@@ -86,6 +117,31 @@ func describe(out io.Writer, j *job, pods []corev1.Pod, events []corev1.Event, n
 	w = tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
 	for _, e := range events {
 		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\n", age(eventTime(e), now), e.Type, e.Reason, e.Message)
+	}
+	w.Flush()
+}
+
+// describeQueue prints the job's LocalQueue and its Workload's conditions in Kueue's words.
+func describeQueue(out io.Writer, q *queueView, now time.Time) {
+	switch {
+	case q.err != nil:
+		fmt.Fprintf(out, "Kueue: LocalQueue %s; the Workload could not be read: %v\n", q.name, q.err)
+		return
+	case q.workload == nil:
+		fmt.Fprintf(out, "Kueue: LocalQueue %s; no Workload yet\n", q.name)
+		return
+	}
+	state := "active"
+	if !workloadActive(q.workload) {
+		state = "inactive: trainyard resume activates it"
+	}
+	fmt.Fprintf(out, "Kueue: LocalQueue %s, Workload %s (%s)\n", q.name, q.workload.GetName(), state)
+	conds, _, _ := unstructured.NestedSlice(q.workload.Object, "status", "conditions")
+	w := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		since, _ := time.Parse(time.RFC3339, fmt.Sprint(m["lastTransitionTime"]))
+		fmt.Fprintf(w, "  %v\t%v\t%v\t%s\t%v\n", m["type"], m["status"], m["reason"], age(metav1.NewTime(since), now), m["message"])
 	}
 	w.Flush()
 }

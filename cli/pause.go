@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
@@ -140,29 +141,37 @@ func (s *session) setPaused(ctx context.Context, j *job, pause bool) (string, er
 	return fmt.Sprintf("%s resumed (%s): its pods are created again", ref(j), field), nil
 }
 
-// setWorkloadActive sets spec.active of the Kueue Workload the job controls.
-func (s *session) setWorkloadActive(ctx context.Context, j *job, active bool) (string, error) {
+// jobWorkload is the Kueue Workload the job controls, or nil when there is none.
+func (s *session) jobWorkload(ctx context.Context, j *job) (*unstructured.Unstructured, error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(kueue.GroupVersion.WithKind(kueue.KindWorkload + "List"))
 	if err := s.client.List(ctx, list, client.InNamespace(j.obj.GetNamespace())); err != nil {
-		return "", fmt.Errorf("%s is queued by Kueue (label %s), which holds runPolicy.suspend: reading its Workload: %w", ref(j), kueue.LabelQueueName, err)
+		return nil, err
 	}
-	var wl *unstructured.Unstructured
 	for i := range list.Items {
-		for _, o := range list.Items[i].GetOwnerReferences() {
-			if o.UID == j.obj.GetUID() && o.Controller != nil && *o.Controller {
-				wl = &list.Items[i]
-			}
+		if ref := metav1.GetControllerOf(&list.Items[i]); ref != nil && ref.UID == j.obj.GetUID() {
+			return &list.Items[i], nil
 		}
+	}
+	return nil, nil
+}
+
+// workloadActive is a Workload's spec.active, true when unset (Kueue's default).
+func workloadActive(wl *unstructured.Unstructured) bool {
+	active, found, _ := unstructured.NestedBool(wl.Object, "spec", "active")
+	return active || !found
+}
+
+// setWorkloadActive sets spec.active of the Kueue Workload the job controls.
+func (s *session) setWorkloadActive(ctx context.Context, j *job, active bool) (string, error) {
+	wl, err := s.jobWorkload(ctx, j)
+	if err != nil {
+		return "", fmt.Errorf("%s is queued by Kueue (label %s), which holds runPolicy.suspend: reading its Workload: %w", ref(j), kueue.LabelQueueName, err)
 	}
 	if wl == nil {
 		return "", fmt.Errorf("%s is queued by Kueue (label %s), which holds runPolicy.suspend, and has no Workload yet: try again once Kueue has made it", ref(j), kueue.LabelQueueName)
 	}
-	was, found, _ := unstructured.NestedBool(wl.Object, "spec", "active")
-	if !found {
-		was = true // Kueue's default
-	}
-	if was == active {
+	if workloadActive(wl) == active {
 		if active {
 			return fmt.Sprintf("%s is not paused (its Kueue Workload %s is active)", ref(j), wl.GetName()), nil
 		}

@@ -279,7 +279,16 @@ spec:
 		}
 		waitWorkload(ctx, t, c, ns, j.name, "exists, not admitted (its ClusterQueue does not exist yet)", func(w *unstructured.Unstructured) bool { return !admitted(w) })
 		waitKubeflow(ctx, t, c, ns, j.name, kubeflowv1.JobSuspended)
+		kfWaitingIs(ctx, t, c, ns, j.name, "Queued", "Kueue holds the job in LocalQueue q")
 	}
+	// Kueue's own words on why, live, through the job's Workload.
+	var described string
+	eventually(t, 30*time.Second, "trainyard describe shows the Workload's QuotaReserved in Kueue's words", func() (bool, string) {
+		described = trainyardCLIAt(t, kubeconfigPath, "describe", "pytorchjob/pt", "-n", ns)
+		return strings.Contains(described, "Kueue: LocalQueue q, Workload pytorchjob-pt-") && strings.Contains(described, "(active)") &&
+			strings.Contains(described, "doesn't exist"), described
+	})
+	t.Logf("trainyard describe pytorchjob/pt:\n%s", described)
 	noPodsFor(ctx, t, c, ns, "pt", 2*time.Second, "not admitted")
 	noPodsFor(ctx, t, c, ns, "tf", 0, "not admitted")
 	start := time.Now()
@@ -604,6 +613,9 @@ func kueueKubeflowPausedByCLI(ctx context.Context, t *testing.T, c client.Client
 	if out := trainyardCLIAt(t, kubeconfigPath, "pause", "pytorchjob/held", "-n", ns); !strings.Contains(out, "is already paused") {
 		t.Errorf("trainyard pause of the paused job:\n%s", out)
 	}
+	if out := trainyardCLIAt(t, kubeconfigPath, "describe", "pytorchjob/held", "-n", ns); !strings.Contains(out, "(inactive: trainyard resume activates it)") {
+		t.Errorf("trainyard describe of the paused job does not say its Workload is inactive:\n%s", out)
+	}
 
 	out = trainyardCLIAt(t, kubeconfigPath, "resume", "pytorchjob/held", "-n", ns)
 	if !strings.Contains(out, "is active again") {
@@ -621,4 +633,28 @@ func kueueKubeflowPausedByCLI(ctx context.Context, t *testing.T, c client.Client
 	waitKubeflow(ctx, t, c, ns, "held", kubeflowv1.JobRunning)
 	onFlavorNodes(ctx, t, c, ns, "held", 2)
 	t.Logf("trainyard resume: the job Running again %.1f s after the job holding the quota was deleted", time.Since(freed).Seconds())
+}
+
+// kfWaitingIs waits until the kubeflow.org job's Waiting condition is True with the reason and a
+// message holding words, and its last condition (Kubeflow's State column) is not Waiting.
+func kfWaitingIs(ctx context.Context, t *testing.T, c client.Client, ns, name, reason, words string) {
+	t.Helper()
+	var msg string
+	eventually(t, 60*time.Second, fmt.Sprintf("%s waits with reason %s", name, reason), func() (bool, string) {
+		st, err := kfStatus(ctx, c, ns, name)
+		if err != nil || len(st.Conditions) == 0 {
+			return false, fmt.Sprint(err)
+		}
+		if last := st.Conditions[len(st.Conditions)-1]; last.Type == kubeflowv1.JobWaiting {
+			return false, "Waiting is the last condition, Kubeflow's State column"
+		}
+		for _, cond := range st.Conditions {
+			if cond.Type == kubeflowv1.JobWaiting {
+				msg = cond.Reason + ": " + cond.Message
+				return cond.Status == "True" && cond.Reason == reason && strings.Contains(cond.Message, words), msg
+			}
+		}
+		return false, "no Waiting condition"
+	})
+	t.Logf("%s: Waiting %s", name, msg)
 }

@@ -13,6 +13,7 @@ import (
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
+	"github.com/trainyard/trainyard/apis/kueue"
 )
 
 // This file holds every place where a job of a kubeflow.org kind (PyTorchJob, TFJob) is rendered
@@ -43,6 +44,9 @@ type Kubeflow struct {
 	TTLSecondsAfterFinished *int32
 	// GangScheduler is the job's scheduling.trainyard.dev/gang-scheduler annotation, as written.
 	GangScheduler string
+	// KueueQueue is the job's kueue.x-k8s.io/queue-name label: Kueue's own integration queues
+	// the job and holds it through runPolicy.suspend (kueueHold).
+	KueueQueue string
 }
 
 // KubeflowElastic is a PyTorchJob's elasticPolicy as the PET_* variables carry it.
@@ -476,4 +480,20 @@ func (r *renderer) autoscaler() *autoscalingv2.HorizontalPodAutoscaler {
 			Metrics:        k.Elastic.Metrics,
 		},
 	}
+}
+
+// kueueHold: a kubeflow.org job labelled kueue.x-k8s.io/queue-name is queued by Kueue's own
+// integration, which suspends it (runPolicy.suspend) until it admits the job's Workload, and
+// again when it evicts it. That suspension is Kueue's hold, not the user's pause: with Kueue
+// installed it is said as Queued, so the job says why it waits. The pods go as for any suspend,
+// and the phase stays Paused, as Kubeflow's Suspended condition has it: the spec cannot tell the
+// two holds apart.
+func (r *renderer) kueueHold() {
+	kf := r.job.Kubeflow
+	if kf == nil || kf.KueueQueue == "" || !r.in.InstalledCRDs[kueue.WorkloadCRD] {
+		return
+	}
+	r.out.Decisions.Queued = &Blocked{Reason: ReasonQueued, Message: fmt.Sprintf("Kueue holds the job in LocalQueue %s: "+
+		"it set runPolicy.suspend and clears it when it admits the job's Workload (trainyard describe shows the Workload; "+
+		"one made inactive by trainyard pause waits for trainyard resume)", kf.KueueQueue)}
 }

@@ -10,6 +10,7 @@ import (
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
+	"github.com/trainyard/trainyard/apis/kueue"
 )
 
 // Replica types of the kubeflow.org kinds in the order render lists them: for PyTorch the master
@@ -86,7 +87,7 @@ func kubeflowJob(m metav1.ObjectMeta, kind string, fw Framework, rp kubeflowv1.R
 		CleanUpPolicy:         cleanPodPolicy(rp.CleanPodPolicy),
 		Pause:                 deref(rp.Suspend, false),
 		RestartScope:          batch.RestartScope(m.Annotations[batch.AnnotationRestartScope]),
-		Kubeflow:              &Kubeflow{TTLSecondsAfterFinished: rp.TTLSecondsAfterFinished},
+		Kubeflow:              &Kubeflow{TTLSecondsAfterFinished: rp.TTLSecondsAfterFinished, KueueQueue: m.Labels[kueue.LabelQueueName]},
 		Status:                FromKubeflowStatus(&st),
 	}
 	schedulerName := ""

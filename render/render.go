@@ -231,6 +231,7 @@ func (r *renderer) decide() {
 		r.cleanUp()
 	case r.job.Pause:
 		r.pause()
+		r.kueueHold()
 	case r.job.Dispatched:
 		r.dispatch()
 	default:

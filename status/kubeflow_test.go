@@ -1,15 +1,18 @@
 package status
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
+	"github.com/trainyard/trainyard/apis/kueue"
 	"github.com/trainyard/trainyard/render"
 )
 
@@ -244,6 +247,42 @@ func TestKubeflowRestartingWhileARestartIsUnderWay(t *testing.T) {
 			back := render.FromKubeflowStatus(&written)
 			if diff := cmp.Diff(ProjectKubeflow(&st, &j), ProjectKubeflow(&back, &j)); diff != "" {
 				t.Errorf("%s, %s: reading back what was written changes it (-written +again):\n%s", c.policy, step.name, diff)
+			}
+			stored = written
+		}
+	}
+}
+
+// TestKubeflowJobHeldByKueueSaysQueued: a PyTorchJob labelled kueue.x-k8s.io/queue-name is held by
+// Kueue's own integration through runPolicy.suspend. With Kueue installed its Waiting condition
+// says Queued (the Reason column), while Kubeflow's conditions and State column stay Suspended, as
+// Kubeflow's operator writes them; read back, the status writes the same again. Without Kueue the
+// suspend is the user's, and says nothing more.
+func TestKubeflowJobHeldByKueueSaysQueued(t *testing.T) {
+	for _, installed := range []bool{true, false} {
+		var stored kubeflowv1.JobStatus
+		for round := 1; round <= 2; round++ {
+			j := kubeflowJob(true, stored)
+			j.Kubeflow.KueueQueue = "lq"
+			out, err := render.Render(render.Input{Job: j, Now: t0, InstalledCRDs: map[string]bool{kueue.WorkloadCRD: installed}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := Derive(Input{Job: &j, Generation: 2, Current: j.Status, Out: out, Now: t0})
+			written := ToKubeflow(&st, &j)
+			var got []string
+			for _, c := range written.Conditions {
+				got = append(got, string(c.Type)+" "+string(c.Status)+"/"+c.Reason)
+			}
+			want := []string{"Created True/PyTorchJobCreated", "Suspended True/PyTorchJobSuspended"}
+			if installed {
+				want = append([]string{"Waiting True/Queued"}, want...)
+				if c := meta.FindStatusCondition(st.Conditions, batch.ConditionWaiting); c == nil || !strings.Contains(c.Message, "Kueue holds the job in LocalQueue lq") {
+					t.Errorf("round %d: Waiting %v; want Kueue's hold, naming the LocalQueue", round, c)
+				}
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("Kueue installed %v, round %d: conditions (-want +got):\n%s", installed, round, diff)
 			}
 			stored = written
 		}

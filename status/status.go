@@ -195,7 +195,9 @@ func conditions(st *batch.TrainingJobStatus, j *render.Job, d *render.Decisions,
 	switch {
 	case d.Blocked != nil:
 		setCondition(st, now, batch.ConditionInitialized, false, d.Blocked.Reason, d.Blocked.Message)
-	case d.Queued != nil:
+	case d.Queued != nil && j.Kubeflow == nil:
+		// A kubeflow.org job Kueue holds is Created all the same, as Kubeflow's operator says of
+		// a job it has taken on; its Waiting condition says Queued.
 		setCondition(st, now, batch.ConditionInitialized, false, d.Queued.Reason, d.Queued.Message)
 	case d.StartTime != nil:
 		setCondition(st, now, batch.ConditionInitialized, true, batch.ReasonCreated, "the job's pods were created")

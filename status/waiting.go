@@ -55,11 +55,12 @@ func waitingCause(in Input, st *batch.TrainingJobStatus) *cause {
 	if b := d.Blocked; b != nil {
 		return &cause{b.Reason, b.Message}
 	}
-	if d.Phase == batch.JobSucceeded || d.Phase == batch.JobFailed || d.Phase == batch.JobPaused || in.Job.Pause {
-		return nil
-	}
+	// Kueue's hold comes first: a kubeflow.org job Kueue holds is suspended, and so paused.
 	if q := d.Queued; q != nil {
 		return &cause{q.Reason, q.Message}
+	}
+	if d.Phase == batch.JobSucceeded || d.Phase == batch.JobFailed || d.Phase == batch.JobPaused || in.Job.Pause {
+		return nil
 	}
 	if in.CreateRefused != "" {
 		return &cause{batch.ReasonCreateFailed, "the API server refused to create pods: " + in.CreateRefused}

@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/trainyard/trainyard/apis/kueue"
+	"github.com/trainyard/trainyard/controller"
+)
+
+// TestDescribeQueue: describe of a queued job shows its LocalQueue and its Workload's conditions in
+// Kueue's words, says when the Workload is inactive, and says so when there is no Workload yet.
+func TestDescribeQueue(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 1, 0, 0, time.UTC)
+	wl := &unstructured.Unstructured{}
+	wl.SetGroupVersionKind(kueue.GroupVersion.WithKind(kueue.KindWorkload))
+	wl.SetNamespace("ns")
+	wl.SetName("pytorchjob-k-1a2b3")
+	wl.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "kubeflow.org/v1", Kind: "PyTorchJob", Name: "k", UID: "uid-k", Controller: yes()}})
+	_ = unstructured.SetNestedField(wl.Object, false, "spec", "active")
+	_ = unstructured.SetNestedSlice(wl.Object, []any{map[string]any{
+		"type": "QuotaReserved", "status": "False", "reason": "Pending", "lastTransitionTime": "2026-01-01T00:00:30Z",
+		"message": "couldn't assign flavors to pod set master: insufficient unused quota for nvidia.com/gpu in flavor gpu-a, 1 more needed",
+	}}, "status", "conditions")
+
+	queued := pytorchJob(map[string]string{kueue.LabelQueueName: "lq"})
+	for name, tc := range map[string]struct {
+		objs []*unstructured.Unstructured
+		want []string
+	}{
+		"its Workload, inactive, with Kueue's words": {
+			objs: []*unstructured.Unstructured{wl},
+			want: []string{
+				"Kueue: LocalQueue lq, Workload pytorchjob-k-1a2b3 (inactive: trainyard resume activates it)",
+				"  QuotaReserved  False  Pending  30s  couldn't assign flavors to pod set master: insufficient unused quota",
+			},
+		},
+		"no Workload yet": {want: []string{"Kueue: LocalQueue lq; no Workload yet"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := fake.NewClientBuilder().WithScheme(controller.Scheme()).WithObjects(queued)
+			for _, o := range tc.objs {
+				b = b.WithObjects(o)
+			}
+			s := &session{client: b.Build(), namespace: "ns"}
+			j := &job{info: &kinds[2], obj: queued, model: kinds[2].model(queued)}
+			var out bytes.Buffer
+			describe(&out, j, nil, nil, s.queueView(context.Background(), j), now)
+			for _, w := range tc.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("describe lacks %q:\n%s", w, out.String())
+				}
+			}
+		})
+	}
+
+	// A job with no queue label has no Kueue line.
+	var out bytes.Buffer
+	plain := pytorchJob(nil)
+	s := &session{client: fake.NewClientBuilder().WithScheme(controller.Scheme()).Build(), namespace: "ns"}
+	j := &job{info: &kinds[2], obj: plain, model: kinds[2].model(plain)}
+	describe(&out, j, nil, nil, s.queueView(context.Background(), j), now)
+	if strings.Contains(out.String(), "Kueue") {
+		t.Errorf("describe of an unqueued job mentions Kueue:\n%s", out.String())
+	}
+}
