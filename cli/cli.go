@@ -293,7 +293,13 @@ func (j *job) waiting() (reason, message string) {
 }
 
 func (j *job) phase() string {
-	if p := j.model.Status.Phase; p != "" {
+	p := j.model.Status.Phase
+	if reason, _ := j.waiting(); reason == batch.ReasonQueued && p == batch.JobPaused {
+		// A kubeflow.org job Kueue holds is suspended, which reads back as Paused; Kueue's hold
+		// is shown as the T9k kinds show it, Pending, never as a user's pause.
+		p = batch.JobPending
+	}
+	if p != "" {
 		return string(p)
 	}
 	return "-"

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
 	"github.com/trainyard/trainyard/apis/kueue"
 	"github.com/trainyard/trainyard/controller"
 )
@@ -69,5 +70,24 @@ func TestDescribeQueue(t *testing.T) {
 	describe(&out, j, nil, nil, s.queueView(context.Background(), j), now)
 	if strings.Contains(out.String(), "Kueue") {
 		t.Errorf("describe of an unqueued job mentions Kueue:\n%s", out.String())
+	}
+}
+
+// TestPhaseOfAJobKueueHolds: a kubeflow.org job Kueue holds (suspended, Waiting Queued) is shown
+// Pending, as a queued T9k job is; a user's suspend stays Paused.
+func TestPhaseOfAJobKueueHolds(t *testing.T) {
+	for _, tc := range []struct {
+		waiting string
+		want    string
+	}{{"Queued", "Pending"}, {"", "Paused"}} {
+		o := pytorchJob(nil)
+		o.Status.Conditions = []kubeflowv1.JobCondition{{Type: kubeflowv1.JobSuspended, Status: "True", Reason: "PyTorchJobSuspended"}}
+		if tc.waiting != "" {
+			o.Status.Conditions = append([]kubeflowv1.JobCondition{{Type: kubeflowv1.JobWaiting, Status: "True", Reason: tc.waiting}}, o.Status.Conditions...)
+		}
+		j := &job{info: &kinds[2], obj: o, model: kinds[2].model(o)}
+		if got := j.phase(); got != tc.want {
+			t.Errorf("Waiting %q: phase %s; want %s", tc.waiting, got, tc.want)
+		}
 	}
 }

@@ -289,6 +289,9 @@ spec:
 			strings.Contains(described, "doesn't exist"), described
 	})
 	t.Logf("trainyard describe pytorchjob/pt:\n%s", described)
+	if out := trainyardCLIAt(t, kubeconfigPath, "get", "-n", ns); !rowHas(out, "pt", "PyTorchJob", "Pending", "0/2", "Queued") || !rowHas(out, "tf", "TFJob", "Pending", "0/2", "Queued") {
+		t.Errorf("trainyard get does not show the held jobs Pending and Queued:\n%s", out)
+	}
 	noPodsFor(ctx, t, c, ns, "pt", 2*time.Second, "not admitted")
 	noPodsFor(ctx, t, c, ns, "tf", 0, "not admitted")
 	start := time.Now()
