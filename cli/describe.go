@@ -140,10 +140,21 @@ func describeQueue(out io.Writer, q *queueView, now time.Time) {
 	w := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
 	for _, c := range conds {
 		m, _ := c.(map[string]any)
-		since, _ := time.Parse(time.RFC3339, fmt.Sprint(m["lastTransitionTime"]))
-		fmt.Fprintf(w, "  %v\t%v\t%v\t%s\t%v\n", m["type"], m["status"], m["reason"], age(metav1.NewTime(since), now), m["message"])
+		fmt.Fprintf(w, "  %v\t%v\t%v\t%s\t%v\n", m["type"], m["status"], m["reason"], since(m, now), m["message"])
+	}
+	// Admission checks (MultiKueue's among them) report in the Workload's admissionChecks.
+	checks, _, _ := unstructured.NestedSlice(q.workload.Object, "status", "admissionChecks")
+	for _, c := range checks {
+		m, _ := c.(map[string]any)
+		fmt.Fprintf(w, "  check %v\t%v\t\t%s\t%v\n", m["name"], m["state"], since(m, now), m["message"])
 	}
 	w.Flush()
+}
+
+// since is how long ago an entry of a Workload's status last changed.
+func since(m map[string]any, now time.Time) string {
+	t, _ := time.Parse(time.RFC3339, fmt.Sprint(m["lastTransitionTime"]))
+	return age(metav1.NewTime(t), now)
 }
 
 // podState is a pod's state in a few words: its phase, or why a container waits, or its exit

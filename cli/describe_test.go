@@ -30,6 +30,10 @@ func TestDescribeQueue(t *testing.T) {
 		"type": "QuotaReserved", "status": "False", "reason": "Pending", "lastTransitionTime": "2026-01-01T00:00:30Z",
 		"message": "couldn't assign flavors to pod set master: insufficient unused quota for nvidia.com/gpu in flavor gpu-a, 1 more needed",
 	}}, "status", "conditions")
+	_ = unstructured.SetNestedSlice(wl.Object, []any{map[string]any{
+		"name": "multikueue", "state": "Pending", "lastTransitionTime": "2026-01-01T00:00:50Z",
+		"message": "The workload got reservation on \"worker1\"",
+	}}, "status", "admissionChecks")
 
 	queued := pytorchJob(map[string]string{kueue.LabelQueueName: "lq"})
 	for name, tc := range map[string]struct {
@@ -40,7 +44,8 @@ func TestDescribeQueue(t *testing.T) {
 			objs: []*unstructured.Unstructured{wl},
 			want: []string{
 				"Kueue: LocalQueue lq, Workload pytorchjob-k-1a2b3 (inactive: trainyard resume activates it)",
-				"  QuotaReserved  False  Pending  30s  couldn't assign flavors to pod set master: insufficient unused quota",
+				"  QuotaReserved     False    Pending  30s  couldn't assign flavors to pod set master: insufficient unused quota",
+				"  check multikueue  Pending           10s  The workload got reservation on \"worker1\"",
 			},
 		},
 		"no Workload yet": {want: []string{"Kueue: LocalQueue lq; no Workload yet"}},

@@ -100,7 +100,7 @@ func events(r Round) []Event {
 		ev = append(ev, e)
 	}
 	// Kueue's hold is no fault: a Normal event when the job starts waiting for its queue.
-	if d.Queued != nil && r.Written && !blockedBy(r.Prev, d.Queued.Reason) && !(r.Prev.Phase != r.Next.Phase && r.Prev.Phase != "") {
+	if d.Queued != nil && r.Written && !heldBy(r.Prev, d.Queued.Reason) && !(r.Prev.Phase != r.Next.Phase && r.Prev.Phase != "") {
 		ev = append(ev, Event{corev1.EventTypeNormal, d.Queued.Reason, d.Queued.Message})
 	}
 	// A new job's first phase, Pending, is no change worth an event: PodsCreated says it.
@@ -161,6 +161,13 @@ func midPacing(r Round) bool {
 func blockedBy(s *batch.TrainingJobStatus, reason string) bool {
 	c := meta.FindStatusCondition(s.Conditions, batch.ConditionInitialized)
 	return c != nil && c.Status == metav1.ConditionFalse && c.Reason == reason
+}
+
+// heldBy reports whether the status already says the job is held for reason: blockedBy, or its
+// Waiting condition (a kubeflow.org job Kueue holds stays Created, so only Waiting says it).
+func heldBy(s *batch.TrainingJobStatus, reason string) bool {
+	c := meta.FindStatusCondition(s.Conditions, batch.ConditionWaiting)
+	return blockedBy(s, reason) || c != nil && c.Status == metav1.ConditionTrue && c.Reason == reason
 }
 
 // restartEvent says which pods ended, how, what is restarted and the count after it:

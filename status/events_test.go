@@ -20,6 +20,9 @@ func TestEvents(t *testing.T) {
 	paced := &batch.TrainingJobStatus{Phase: batch.JobRunning, Conditions: []metav1.Condition{
 		{Type: batch.ConditionWaiting, Status: metav1.ConditionTrue, Reason: batch.ReasonPodsPaced, Message: "10 of 20 pods not created yet"}}}
 	code := int32(137)
+	kueueHeld := &batch.TrainingJobStatus{Phase: batch.JobPaused, Conditions: []metav1.Condition{
+		{Type: batch.ConditionInitialized, Status: metav1.ConditionTrue, Reason: batch.ReasonCreated},
+		{Type: batch.ConditionWaiting, Status: metav1.ConditionTrue, Reason: batch.ReasonQueued, Message: "Kueue holds the job in LocalQueue q"}}}
 	cases := map[string]struct {
 		round Round
 		want  []Event
@@ -102,6 +105,10 @@ func TestEvents(t *testing.T) {
 			round: Round{Prev: running, Next: pending, Written: true, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobPending,
 				Reason: render.ReasonQueued, Message: "Workload w was evicted by Kueue", Queued: &render.Blocked{Reason: render.ReasonQueued, Message: "Workload w was evicted by Kueue"}}}},
 			want: []Event{{corev1.EventTypeNormal, render.ReasonQueued, "phase Running -> Pending: Workload w was evicted by Kueue"}},
+		},
+		"a kubeflow.org job Kueue still holds gets no second Queued event when its status is written again": {
+			round: Round{Prev: kueueHeld, Next: kueueHeld, Written: true, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobPaused,
+				Reason: batch.ReasonPaused, Queued: &render.Blocked{Reason: render.ReasonQueued, Message: "Kueue holds the job in LocalQueue q"}}}},
 		},
 		"a refused job is one warning per generation": {
 			round: Round{Prev: pending, Next: pending, Warn: true, RenderErr: errors.New("metadata.name: too long")},
