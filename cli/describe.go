@@ -92,6 +92,9 @@ func describe(out io.Writer, j *job, pods []corev1.Pod, events []corev1.Event, q
 		restarts[t.Type] = t.RestartCount
 	}
 	fmt.Fprintln(out, "\nReplicas (index: state @ node):")
+	if m.Dispatched {
+		fmt.Fprintf(out, "  the pods run in a worker cluster (spec.managedBy %s): describe the job's copy there\n", kueue.ManagedByMultiKueue)
+	}
 	w := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
 	for _, t := range m.Replicas {
 		cells := make([]string, 0, t.Replicas)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -218,6 +219,13 @@ func (mk *multiKueue) dispatched(ctx context.Context, t *testing.T, _ *envconf.C
 	}
 	st := waitPhase(ctx, t, c, ns, "mk", batch.JobRunning)
 	t.Logf("the manager's job Running (MultiKueue's copy of the worker's status) %.1f s after its creation; %d tasks", time.Since(start).Seconds(), len(st.Tasks))
+	// trainyard describe in the manager shows MultiKueue's check in Kueue's words.
+	out := trainyardCLIAt(t, mk.cfg.KubeconfigFile(), "describe", "ptj/mk", "-n", ns)
+	if !regexp.MustCompile(`check `+multiKueueCheck+` +Ready .*admitted on "`+multiKueueWorker+`"`).MatchString(out) ||
+		!strings.Contains(out, "the pods run in a worker cluster") {
+		t.Errorf("trainyard describe in the manager does not show MultiKueue's check Ready on %s, and that the pods run there:\n%s", multiKueueWorker, out)
+	}
+	t.Logf("trainyard describe in the manager:\n%s", out)
 
 	// A TensorFlowTrainingJob goes the same way.
 	tf := queued(tensorFlowJob("tf").Replica("chief", 1, sim("3s", "0")).Replica("worker", 1, sim("", "")).Obj(), "").(*batch.TensorFlowTrainingJob)
