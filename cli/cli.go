@@ -1,7 +1,7 @@
 // Package cli is the trainyard command line beside the operator: `render` (what a job would
 // create, without a cluster), and `get`, `describe`, `logs`, `pause` and `resume` for the jobs of
-// all four kinds on a cluster. The same binary named kubectl-trainyard on PATH is the kubectl plugin `kubectl
-// trainyard`.
+// all four kinds on a cluster. The same binary named kubectl-trainyard on PATH is the kubectl
+// plugin `kubectl trainyard`.
 package cli
 
 import (

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
@@ -64,9 +63,6 @@ func (s *session) queueView(ctx context.Context, j *job) *queueView {
 	}
 	q := &queueView{name: name}
 	q.workload, q.err = s.jobWorkload(ctx, j)
-	if meta.IsNoMatchError(q.err) || isNotFound(q.err) {
-		q.err = fmt.Errorf("Kueue is not installed (no %s)", kueue.WorkloadCRD)
-	}
 	return q
 }
 

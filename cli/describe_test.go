@@ -7,9 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
 	"github.com/trainyard/trainyard/apis/kueue"
@@ -94,5 +98,29 @@ func TestPhaseOfAJobKueueHolds(t *testing.T) {
 		if got := j.phase(); got != tc.want {
 			t.Errorf("Waiting %q: phase %s; want %s", tc.waiting, got, tc.want)
 		}
+	}
+}
+
+// TestQueuedWithoutKueue: with no Workload CRD, describe and pause say Kueue is not installed
+// rather than pass the API's no-match error on.
+func TestQueuedWithoutKueue(t *testing.T) {
+	queued := pytorchJob(map[string]string{kueue.LabelQueueName: "lq"})
+	c := fake.NewClientBuilder().WithScheme(controller.Scheme()).WithObjects(queued).WithInterceptorFuncs(interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if u, ok := list.(*unstructured.UnstructuredList); ok && u.GroupVersionKind().Group == kueue.GroupVersion.Group {
+				return &meta.NoKindMatchError{GroupKind: schema.GroupKind{Group: kueue.GroupVersion.Group, Kind: kueue.KindWorkload}}
+			}
+			return c.List(ctx, list, opts...)
+		},
+	}).Build()
+	s := &session{client: c, namespace: "ns"}
+	j := &job{info: &kinds[2], obj: queued, model: kinds[2].model(queued)}
+	var out bytes.Buffer
+	describe(&out, j, nil, nil, s.queueView(context.Background(), j), time.Now())
+	if !strings.Contains(out.String(), "Kueue: LocalQueue lq; the Workload could not be read: Kueue is not installed (no workloads.kueue.x-k8s.io)") {
+		t.Errorf("describe:\n%s", out.String())
+	}
+	if _, err := s.setPaused(context.Background(), j, true); err == nil || !strings.Contains(err.Error(), "Kueue is not installed") {
+		t.Errorf("pause: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -146,6 +147,9 @@ func (s *session) jobWorkload(ctx context.Context, j *job) (*unstructured.Unstru
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(kueue.GroupVersion.WithKind(kueue.KindWorkload + "List"))
 	if err := s.client.List(ctx, list, client.InNamespace(j.obj.GetNamespace())); err != nil {
+		if meta.IsNoMatchError(err) || isNotFound(err) {
+			return nil, fmt.Errorf("Kueue is not installed (no %s)", kueue.WorkloadCRD)
+		}
 		return nil, err
 	}
 	for i := range list.Items {
