@@ -42,8 +42,8 @@ const Usage = `usage:
   trainyard describe [KIND/]JOB [-n NS]         a job at a glance: replicas, restarts, conditions, events
   trainyard logs [KIND/]JOB [-f] [--replica-type T] [--index I] [--tail N] [--previous]
                                                 every rank's training container, lines prefixed
-  trainyard pause [KIND/]JOB [-n NS]            delete the job's pods and keep the job (resume brings them back)
-  trainyard resume [KIND/]JOB [-n NS]
+  trainyard pause [KIND/]JOB [--wait] [--timeout D]   delete the job's pods and keep the job
+  trainyard resume [KIND/]JOB [--wait] [--timeout D]  bring them back; --wait: until it runs again
 Cluster flags as kubectl's: --kubeconfig, --context, -n/--namespace. As a kubectl plugin (the
 binary named kubectl-trainyard on PATH): kubectl trainyard get.`
 

@@ -90,6 +90,8 @@ func runPause(pause bool, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var cf clusterFlags
 	cf.bind(fs, false)
+	wait := fs.Bool("wait", false, waitHelp[pause])
+	timeout := fs.Duration("timeout", 0, "with --wait, how long to wait before giving up (0: until Ctrl-C)")
 	s, j, ctx, cancel, err := openOne(fs, &cf, args)
 	if err != nil {
 		return err
@@ -112,7 +114,15 @@ func runPause(pause bool, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(stdout, msg)
-	return nil
+	if !*wait {
+		return nil
+	}
+	return s.waitPaused(ctx, j, pause, *timeout, stdout)
+}
+
+var waitHelp = map[bool]string{
+	true:  "wait until the job says Paused and its last pod is gone, printing its state as it changes",
+	false: "wait until the job runs again (or has finished), printing its state and the reason it waits as they change",
 }
 
 // setPaused pauses or resumes the job as planPause says and returns what it did, in words.

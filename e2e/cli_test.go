@@ -151,15 +151,23 @@ spec:
 			waitKubeflow(ctx, t, c, ns, "tz", kubeflowv1.JobRunning)
 
 			start := time.Now()
-			out := trainyardCLI(t, cfg, "pause", "pz", "-n", ns)
-			if !strings.Contains(out, "pytorchtrainingjob/pz paused (runMode.pause)") {
-				t.Errorf("trainyard pause pz:\n%s", out)
-			}
-			out = trainyardCLI(t, cfg, "pause", "tfjob/tz", "-n", ns)
+			out := trainyardCLI(t, cfg, "pause", "tfjob/tz", "-n", ns)
 			if !strings.Contains(out, "tfjob/tz paused (runPolicy.suspend)") {
 				t.Errorf("trainyard pause tfjob/tz:\n%s", out)
 			}
-			waitPhase(ctx, t, c, ns, "pz", batch.JobPaused)
+			// --wait returns once the job says Paused and its last pod is gone: one read each
+			// right after it returns, no polling.
+			out = trainyardCLI(t, cfg, "pause", "pz", "--wait", "--timeout", "60s", "-n", ns)
+			if !strings.Contains(out, "pytorchtrainingjob/pz paused (runMode.pause)") || !strings.Contains(out, "pytorchtrainingjob/pz paused, with no pod left after") {
+				t.Errorf("trainyard pause pz --wait:\n%s", out)
+			}
+			if st, err := jobStatus(ctx, c, ns, "pz"); err != nil || st.Phase != batch.JobPaused {
+				t.Errorf("pause --wait returned with pz %q (%v); want Paused", st.Phase, err)
+			}
+			if n := len(jobPods(ctx, t, c, ns, "pz")); n != 0 {
+				t.Errorf("pause --wait returned with %d pods of pz left", n)
+			}
+			t.Logf("trainyard pause --wait returned %.1f s after the first pause:\n%s", time.Since(start).Seconds(), out)
 			waitKubeflow(ctx, t, c, ns, "tz", kubeflowv1.JobSuspended)
 			eventually(t, 60*time.Second, "both jobs have no pod", func() (bool, string) {
 				a, b := len(jobPods(ctx, t, c, ns, "pz")), len(kfPodsOf(ctx, t, c, ns, "tz"))
@@ -174,11 +182,17 @@ spec:
 			}
 
 			start = time.Now()
-			for _, ref := range []string{"pz", "tfjob/tz"} {
-				if out := trainyardCLI(t, cfg, "resume", ref, "-n", ns); !strings.Contains(out, " resumed (") {
-					t.Errorf("trainyard resume %s:\n%s", ref, out)
-				}
+			if out := trainyardCLI(t, cfg, "resume", "tfjob/tz", "-n", ns); !strings.Contains(out, " resumed (") {
+				t.Errorf("trainyard resume tfjob/tz:\n%s", out)
 			}
+			out = trainyardCLI(t, cfg, "resume", "pz", "--wait", "-n", ns)
+			if !strings.Contains(out, " resumed (") || !strings.Contains(out, "pytorchtrainingjob/pz running again after") {
+				t.Errorf("trainyard resume pz --wait:\n%s", out)
+			}
+			if st, err := jobStatus(ctx, c, ns, "pz"); err != nil || st.Phase != batch.JobRunning {
+				t.Errorf("resume --wait returned with pz %q (%v); want Running", st.Phase, err)
+			}
+			t.Logf("trainyard resume --wait returned %.1f s after the first resume:\n%s", time.Since(start).Seconds(), out)
 			runningPods(ctx, t, c, ns, "pz", 2)
 			waitPhase(ctx, t, c, ns, "pz", batch.JobRunning)
 			waitKubeflow(ctx, t, c, ns, "tz", kubeflowv1.JobRunning)
