@@ -777,9 +777,13 @@ func cleaningUp(out *render.Output, pods []*corev1.Pod) bool {
 	return slices.ContainsFunc(pods, func(p *corev1.Pod) bool { return p.DeletionTimestamp != nil })
 }
 
-// runningPods counts the pods st says are running: a T9k status lists each; a Kubeflow one, read
-// back (render.FromKubeflowStatus), has an entry per active pod.
+// runningPods counts the pods st says are running: a T9k status in its aggregate (its list may
+// leave pods out, status.trimReplicaStatus); a Kubeflow one, read back
+// (render.FromKubeflowStatus), has no aggregate and an entry per active pod.
 func runningPods(st *batch.TrainingJobStatus) int32 {
+	if st.Aggregate != (batch.Aggregate{}) {
+		return st.Aggregate.Running
+	}
 	var n int32
 	for _, t := range st.Tasks {
 		for _, r := range t.ReplicaStatus {

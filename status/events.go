@@ -25,6 +25,9 @@ const (
 	EventPodsCreated  = "PodsCreated"
 	EventCreateFailed = batch.ReasonCreateFailed
 	EventRestarting   = batch.ReasonRestarting
+	// EventStatusTrimmed: the job grew too big for its status to list every pod
+	// (trimReplicaStatus).
+	EventStatusTrimmed = "StatusTrimmed"
 )
 
 // Round is what one reconcile did, for the events it implies.
@@ -122,6 +125,11 @@ func events(r Round) []Event {
 			msg += ": " + d.Message
 		}
 		ev = append(ev, Event{typ, reason, msg})
+	}
+	if n := omitted(r.Next); r.Written && n > 0 && omitted(r.Prev) == 0 {
+		ev = append(ev, Event{corev1.EventTypeNormal, EventStatusTrimmed, fmt.Sprintf(
+			"status.tasks[].replicaStatus lists %d of the job's %d pods, those neither Running nor Succeeded first: every pod would take the job past the API server's object size limit. status.aggregate counts them all; `kubectl get pods -l %s` lists them",
+			listed(r.Next), listed(r.Next)+n, r.Next.Selector)})
 	}
 	if r.Warn {
 		for _, w := range d.Warnings {
@@ -227,4 +235,22 @@ func plural(n int, word string) string {
 		return word
 	}
 	return word + "s"
+}
+
+// omitted counts the pods the status leaves out of its lists (trimReplicaStatus).
+func omitted(st *batch.TrainingJobStatus) int {
+	n := 0
+	for _, t := range st.Tasks {
+		n += int(t.ReplicaStatusOmitted)
+	}
+	return n
+}
+
+// listed counts the pods the status lists.
+func listed(st *batch.TrainingJobStatus) int {
+	n := 0
+	for _, t := range st.Tasks {
+		n += len(t.ReplicaStatus)
+	}
+	return n
 }

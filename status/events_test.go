@@ -23,10 +23,22 @@ func TestEvents(t *testing.T) {
 	kueueHeld := &batch.TrainingJobStatus{Phase: batch.JobPaused, Conditions: []metav1.Condition{
 		{Type: batch.ConditionInitialized, Status: metav1.ConditionTrue, Reason: batch.ReasonCreated},
 		{Type: batch.ConditionWaiting, Status: metav1.ConditionTrue, Reason: batch.ReasonQueued, Message: "Kueue holds the job in LocalQueue q"}}}
+	trimmed := &batch.TrainingJobStatus{Phase: batch.JobRunning, Selector: "tensorstack.dev/owner-kind=PyTorchTrainingJob,tensorstack.dev/owner-name=j",
+		Tasks: []batch.TaskStatus{{Type: "master", ReplicaStatus: make([]batch.ReplicaStatus, 1)}, {Type: "worker", ReplicaStatus: make([]batch.ReplicaStatus, 5799), ReplicaStatusOmitted: 4200}}}
 	cases := map[string]struct {
 		round Round
 		want  []Event
 	}{
+		"a job whose status first leaves pods out of its lists says so, once it is written": {
+			round: Round{Prev: running, Next: trimmed, Written: true, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning}}},
+			want:  []Event{{corev1.EventTypeNormal, EventStatusTrimmed, "status.tasks[].replicaStatus lists 5800 of the job's 10000 pods, those neither Running nor Succeeded first: every pod would take the job past the API server's object size limit. status.aggregate counts them all; `kubectl get pods -l tensorstack.dev/owner-kind=PyTorchTrainingJob,tensorstack.dev/owner-name=j` lists them"}},
+		},
+		"and not again while it does": {
+			round: Round{Prev: trimmed, Next: trimmed, Written: true, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning}}},
+		},
+		"nor before the write": {
+			round: Round{Prev: running, Next: trimmed, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning}}},
+		},
 		"a new job's pods are one event, and its first phase none": {
 			round: Round{Prev: &batch.TrainingJobStatus{}, Next: pending, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobPending}},
 				Created: []string{"j-master-0", "j-worker-0", "j-worker-1", "j-worker-2", "j-worker-3"}},

@@ -91,6 +91,10 @@ func Derive(in Input) batch.TrainingJobStatus {
 	}
 	st.Aggregate = aggregate(in.Job, d, byName, deleting)
 	st.Tasks = tasks(in.Job, st.Tasks, d, byName)
+	if in.Job.Kubeflow == nil {
+		// A Kubeflow job's status holds counts per type (kubeflow.go), never the list.
+		trimReplicaStatus(st.Tasks, replicaStatusBudget)
+	}
 	conditions(&st, in.Job, d, now)
 	setWaiting(&st, waitingCause(in, &st), now)
 	st.Tensorboard = tensorBoard(in.Job, in.TensorBoard, in.TensorBoardPods)

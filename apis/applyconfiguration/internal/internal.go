@@ -367,6 +367,9 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             namedType: com.github.trainyard.trainyard.apis.batch.v1beta1.ReplicaStatus
           elementRelationship: atomic
+    - name: replicaStatusOmitted
+      type:
+        scalar: numeric
     - name: restartCount
       type:
         scalar: numeric

@@ -482,10 +482,18 @@ type TaskStatus struct {
 	// +optional
 	RestartCount int32 `json:"restartCount,omitempty"`
 
-	// replicaStatus reports each pod of this type.
+	// replicaStatus reports each pod of this type; for a job so big that the list would take its
+	// object past the API server's size limit, the pods that are not Running or Succeeded first,
+	// then the rest by index, as many as fit (replicaStatusOmitted counts the others).
 	// +optional
 	// +kubebuilder:validation:MaxItems=100000
 	ReplicaStatus []ReplicaStatus `json:"replicaStatus,omitempty"`
+
+	// replicaStatusOmitted is the number of this type's pods left out of replicaStatus to keep
+	// the job's object under the API server's size limit (etcd's 1.5 MiB request limit). The
+	// aggregate counts every pod.
+	// +optional
+	ReplicaStatusOmitted int32 `json:"replicaStatusOmitted,omitempty"`
 }
 
 // ReplicaStatus reports one pod.

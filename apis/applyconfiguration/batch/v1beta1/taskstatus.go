@@ -18,8 +18,14 @@ type TaskStatusApplyConfiguration struct {
 	// restartCount is the number of times pods of this type were created again: each replica
 	// restarted alone counts one, a gang restart one for every type.
 	RestartCount *int32 `json:"restartCount,omitempty"`
-	// replicaStatus reports each pod of this type.
+	// replicaStatus reports each pod of this type; for a job so big that the list would take its
+	// object past the API server's size limit, the pods that are not Running or Succeeded first,
+	// then the rest by index, as many as fit (replicaStatusOmitted counts the others).
 	ReplicaStatus []ReplicaStatusApplyConfiguration `json:"replicaStatus,omitempty"`
+	// replicaStatusOmitted is the number of this type's pods left out of replicaStatus to keep
+	// the job's object under the API server's size limit (etcd's 1.5 MiB request limit). The
+	// aggregate counts every pod.
+	ReplicaStatusOmitted *int32 `json:"replicaStatusOmitted,omitempty"`
 }
 
 // TaskStatusApplyConfiguration constructs a declarative configuration of the TaskStatus type for use with
@@ -54,5 +60,13 @@ func (b *TaskStatusApplyConfiguration) WithReplicaStatus(values ...*ReplicaStatu
 		}
 		b.ReplicaStatus = append(b.ReplicaStatus, *values[i])
 	}
+	return b
+}
+
+// WithReplicaStatusOmitted sets the ReplicaStatusOmitted field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ReplicaStatusOmitted field is set to the value of the last call.
+func (b *TaskStatusApplyConfiguration) WithReplicaStatusOmitted(value int32) *TaskStatusApplyConfiguration {
+	b.ReplicaStatusOmitted = &value
 	return b
 }
