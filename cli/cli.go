@@ -38,7 +38,7 @@ var Verbs = []string{"render", "get", "describe", "logs", "pause", "resume"}
 const Usage = `usage:
   trainyard [operator flags]                    run the operator (trainyard -help for its flags)
   trainyard render -f job.yaml [--observed objects.yaml] [--now RFC3339]
-  trainyard get [-A] [-n NS]                    jobs of all four kinds in one table
+  trainyard get [-A] [-n NS] [--wide] [-w]      jobs of all four kinds in one table; -w: then each change
   trainyard describe [KIND/]JOB [-n NS]         a job at a glance: replicas, restarts, conditions, events
   trainyard logs [KIND/]JOB [-f] [--replica-type T] [--index I] [--tail N] [--previous]
                                                 every rank's training container, lines prefixed
@@ -85,7 +85,7 @@ func (c *clusterFlags) bind(fs *flag.FlagSet, all bool) {
 
 // session is a connection to the cluster the flags name.
 type session struct {
-	client    client.Client
+	client    client.WithWatch
 	clientset kubernetes.Interface
 	namespace string
 }
@@ -109,7 +109,7 @@ func (c *clusterFlags) connect() (*session, error) {
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = "trainyard-cli"
-	cl, err := client.New(cfg, client.Options{Scheme: controller.Scheme()})
+	cl, err := client.NewWithWatch(cfg, client.Options{Scheme: controller.Scheme()})
 	if err != nil {
 		return nil, err
 	}
@@ -235,25 +235,22 @@ func (s *session) findJob(ctx context.Context, ref string) (*job, error) {
 	return nil, fmt.Errorf("%q names jobs of several kinds: say which, e.g. %s", name, strings.Join(names, " or "))
 }
 
-// listJobs lists the jobs of every kind installed, sorted by namespace, kind and name.
-func (s *session) listJobs(ctx context.Context, all bool) ([]*job, error) {
+// listJobs lists the jobs of every kind installed, sorted by namespace and name, and the
+// resourceVersion of each kind's list (a kind not installed has none), to watch from.
+func (s *session) listJobs(ctx context.Context, all bool) ([]*job, map[string]string, error) {
 	var out []*job
-	opts := []client.ListOption{}
-	if !all {
-		opts = append(opts, client.InNamespace(s.namespace))
-	}
+	versions := map[string]string{}
 	for i := range kinds {
 		k := &kinds[i]
-		list := k.newList()
-		if err := s.client.List(ctx, list, opts...); err != nil {
+		jobs, rv, err := s.listKind(ctx, k, all)
+		if err != nil {
 			if meta.IsNoMatchError(err) || isNotFound(err) {
 				continue // the kind is not installed (the Kubeflow kinds are opt-in)
 			}
-			return nil, err
+			return nil, nil, err
 		}
-		for _, o := range k.items(list) {
-			out = append(out, &job{info: k, obj: o, model: k.model(o)})
-		}
+		out = append(out, jobs...)
+		versions[k.kind] = rv
 	}
 	sort.SliceStable(out, func(a, b int) bool {
 		if out[a].obj.GetNamespace() != out[b].obj.GetNamespace() {
@@ -261,7 +258,29 @@ func (s *session) listJobs(ctx context.Context, all bool) ([]*job, error) {
 		}
 		return out[a].obj.GetName() < out[b].obj.GetName()
 	})
-	return out, nil
+	return out, versions, nil
+}
+
+// listKind lists the jobs of one kind, in the session's namespace or all, and the list's
+// resourceVersion.
+func (s *session) listKind(ctx context.Context, k *kindInfo, all bool) ([]*job, string, error) {
+	list := k.newList()
+	if err := s.client.List(ctx, list, s.scope(all)...); err != nil {
+		return nil, "", err
+	}
+	var out []*job
+	for _, o := range k.items(list) {
+		out = append(out, &job{info: k, obj: o, model: k.model(o)})
+	}
+	return out, list.(metav1.ListInterface).GetResourceVersion(), nil
+}
+
+// scope is the session's namespace as list options, or none for all namespaces.
+func (s *session) scope(all bool) []client.ListOption {
+	if all {
+		return nil
+	}
+	return []client.ListOption{client.InNamespace(s.namespace)}
 }
 
 // running counts the job's running pods as its status says.

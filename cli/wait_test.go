@@ -20,7 +20,7 @@ import (
 
 // scripted is a fake cluster in which the n-th read of the job first plays steps[n-1] (an
 // operator's and kubelets' work between two polls); reads counts the job's reads.
-func scripted(t *testing.T, objs []client.Object, steps ...func(context.Context, client.Client)) (c client.Client, reads *int) {
+func scripted(t *testing.T, objs []client.Object, steps ...func(context.Context, client.Client)) (c client.WithWatch, reads *int) {
 	t.Helper()
 	reads = new(int)
 	return fake.NewClientBuilder().WithScheme(controller.Scheme()).WithObjects(objs...).
@@ -74,7 +74,7 @@ func deletePod(name string) func(context.Context, client.Client) {
 
 func noStep(context.Context, client.Client) {}
 
-func waitCase(t *testing.T, c client.Client, kind int, name string, pause bool, timeout time.Duration) (string, error) {
+func waitCase(t *testing.T, c client.WithWatch, kind int, name string, pause bool, timeout time.Duration) (string, error) {
 	t.Helper()
 	defer func(d time.Duration) { waitInterval = d }(waitInterval)
 	waitInterval = time.Millisecond

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
@@ -66,6 +68,64 @@ spec:
 			pout, err := cmd.CombinedOutput()
 			if err != nil || !strings.Contains(string(pout), "toobig") {
 				t.Errorf("kubectl trainyard get: %v\n%s", err, pout)
+			}
+			return ctx
+		}).
+		Assess("trainyard get --watch prints the table, then a job's row each time what it shows changes, until stopped", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c, ns := namespaced(ctx, t, cfg, "cli-watch")
+			watching, lines := startCLI(t, cfg, "get", "-w", "-n", ns)
+			defer watching()
+			// The empty namespace is said first (on stderr, which startCLI reads too), then the header.
+			next := func(what string) string {
+				t.Helper()
+				select {
+				case l, ok := <-lines:
+					if !ok {
+						t.Fatalf("get -w ended while waiting for %s", what)
+					}
+					return l
+				case <-time.After(60 * time.Second):
+					t.Fatalf("get -w printed nothing in 60 s while waiting for %s", what)
+				}
+				return ""
+			}
+			for l := next("the header"); !strings.HasPrefix(l, "KIND "); l = next("the header") {
+				if !strings.Contains(l, "No training jobs") {
+					t.Errorf("before the header: %q", l)
+				}
+			}
+			start := time.Now()
+			create(ctx, t, c, ns, pyTorchJob("wj").Master(sim("2s", "0")).Workers(1, sim("", "")).Obj())
+			// Every row the job gets, until it has Succeeded: each one differs from the one
+			// before (no row for a change it does not show), and the phases come in order.
+			var phases []string
+			prev := ""
+			for !slices.Contains(phases, "Succeeded") {
+				l := next("the job's rows")
+				f := strings.Fields(l)
+				if len(f) < 7 || f[0] != "PyTorchTrainingJob" || f[1] != "wj" {
+					t.Fatalf("a row of another job, or no row: %q", l)
+				}
+				row := strings.Join(f[:6], " ") // AGE aside
+				if row == prev {
+					t.Errorf("a row that shows no change: %q", l)
+				}
+				prev = row
+				if len(phases) == 0 || phases[len(phases)-1] != f[2] {
+					phases = append(phases, f[2])
+				}
+			}
+			t.Logf("get -w: phases %v, Succeeded %.1f s after the create", phases, time.Since(start).Seconds())
+			if i := slices.Index(phases, "Running"); i < 0 || i > slices.Index(phases, "Succeeded") {
+				t.Errorf("phases %v; want Running before Succeeded", phases)
+			}
+			if err := c.Delete(ctx, &batch.PyTorchTrainingJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "wj"}}); err != nil {
+				t.Fatal(err)
+			}
+			for {
+				if f := strings.Fields(next("the deletion")); len(f) > 2 && f[1] == "wj" && f[2] == "Deleted" {
+					break
+				}
 			}
 			return ctx
 		}).

@@ -1,0 +1,200 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
+	"github.com/trainyard/trainyard/controller"
+)
+
+// lockedBuffer is a bytes.Buffer written by one goroutine and read by another.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// rowsOf are the output's lines as their whitespace-separated fields joined by single spaces.
+func rowsOf(out string) []string {
+	var rows []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		rows = append(rows, strings.Join(strings.Fields(line), " "))
+	}
+	return rows
+}
+
+// waitRows waits until out has n lines.
+func waitRows(t *testing.T, out *lockedBuffer, n int) []string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		rows := rowsOf(out.String())
+		if len(rows) >= n || time.Now().After(deadline) {
+			return rows
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// `trainyard get --watch`: the table, then a row for each change a row shows (not for one it
+// does not), a new job of another kind, and a deletion, until the context ends.
+func TestGetWatch(t *testing.T) {
+	// The fake client's watches start from the moment they open, whatever resourceVersion they
+	// are given: the test waits for all four before changing anything.
+	opened := make(chan struct{}, len(kinds))
+	c := fake.NewClientBuilder().WithScheme(controller.Scheme()).WithObjects(ptj(nil, batch.JobPending)).
+		WithInterceptorFuncs(interceptor.Funcs{
+			Watch: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) (watch.Interface, error) {
+				defer func() { opened <- struct{}{} }()
+				return c.Watch(ctx, list, opts...)
+			},
+		}).Build()
+	s := &session{client: c, namespace: "ns"}
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errOut lockedBuffer
+	done := make(chan error)
+	go func() { done <- s.get(ctx, table{}, true, &out, &errOut) }()
+	if rows := waitRows(t, &out, 2); len(rows) != 2 || !strings.HasPrefix(rows[1], "PyTorchTrainingJob p Pending 0/0 0 -") {
+		t.Fatalf("the table:\n%s", out.String())
+	}
+	for range kinds {
+		<-opened
+	}
+
+	update := func(mutate func(*batch.PyTorchTrainingJob)) {
+		t.Helper()
+		j := &batch.PyTorchTrainingJob{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "p"}, j); err != nil {
+			t.Fatal(err)
+		}
+		mutate(j)
+		if err := c.Update(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	update(func(j *batch.PyTorchTrainingJob) { j.Status.Tasks = []batch.TaskStatus{{Type: "master"}} }) // not in the row
+	update(func(j *batch.PyTorchTrainingJob) { j.Status.Phase = batch.JobRunning })
+	tf := &kubeflowv1.TFJob{}
+	tf.Namespace, tf.Name = "ns", "tf"
+	if err := c.Create(ctx, tf); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, ptj(nil, "")); err != nil {
+		t.Fatal(err)
+	}
+	rows := waitRows(t, &out, 5)
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("get --watch ended with %v; want nil once the context ends", err)
+	}
+	// Each kind is watched on its own, so the TFJob's row may come before or after the
+	// PyTorchTrainingJob's; one job's rows come in order.
+	want := []string{
+		"KIND NAME PHASE RUNNING RESTARTS REASON AGE",
+		"PyTorchTrainingJob p Pending 0/0 0 -",
+		"PyTorchTrainingJob p Running 0/0 0 -",
+		"PyTorchTrainingJob p Deleted 0/0 0 -",
+		"TFJob tf - 0/0 0 -",
+	}
+	if len(rows) != len(want) {
+		t.Fatalf("printed:\n%s\nwant %d rows", out.String(), len(want))
+	}
+	at := func(prefix string) int {
+		for i, r := range rows {
+			if strings.HasPrefix(r, prefix) {
+				return i
+			}
+		}
+		t.Errorf("no row %q in:\n%s", prefix, out.String())
+		return -1
+	}
+	if at(want[0]) != 0 || at(want[1]) != 1 || at(want[2]) > at(want[3]) {
+		t.Errorf("rows out of order:\n%s", out.String())
+	}
+	at(want[4])
+}
+
+// A watch whose resourceVersion expired (410 Gone, as an error event) lists the kind again: a
+// job deleted meanwhile is reported deleted, one created meanwhile is reported, and the watch
+// goes on from the new list.
+func TestWatchListsAgainWhenItsVersionExpires(t *testing.T) {
+	var mu sync.Mutex
+	var watchers []*watch.FakeWatcher
+	opened := make(chan struct{}, 4)
+	c := fake.NewClientBuilder().WithScheme(controller.Scheme()).WithObjects(ptj(nil, batch.JobRunning)).
+		WithInterceptorFuncs(interceptor.Funcs{
+			Watch: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) (watch.Interface, error) {
+				fw := watch.NewFake()
+				mu.Lock()
+				watchers = append(watchers, fw)
+				mu.Unlock()
+				opened <- struct{}{}
+				return fw, nil
+			},
+		}).Build()
+	s := &session{client: c, namespace: "ns"}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	listed, _, err := s.listKind(ctx, &kinds[0], false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	done := make(chan error)
+	go func() {
+		done <- s.watchJobs(ctx, false, listed, map[string]string{"PyTorchTrainingJob": "1"}, func(j *job, deleted bool) {
+			seen = append(seen, j.obj.GetName()+map[bool]string{true: " deleted", false: " " + j.phase()}[deleted])
+		})
+	}()
+	<-opened
+	mu.Lock()
+	first := watchers[0]
+	mu.Unlock()
+	running := ptj(nil, batch.JobSucceeded)
+	running.ResourceVersion = "5"
+	first.Modify(running)
+
+	if err := c.Delete(ctx, ptj(nil, "")); err != nil {
+		t.Fatal(err)
+	}
+	other := ptj(nil, batch.JobPending)
+	other.Name, other.UID = "q", "uid-q"
+	if err := c.Create(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	gone := apierrors.NewResourceExpired("too old resource version: 1 (5)")
+	gone.ErrStatus.Details = nil
+	first.Error(&gone.ErrStatus)
+	<-opened // listed again, then watching from there
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	want := "[p Succeeded p deleted q Pending]"
+	if got := strings.Join(seen, " "); "["+got+"]" != want {
+		t.Errorf("seen %v; want %s", seen, want)
+	}
+}
