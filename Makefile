@@ -67,6 +67,8 @@ manifests: ## Generate the CRDs and RBAC under kustomize/ (the kubeflow.org CRDs
 	cp kustomize/crd/bases/*.yaml kustomize/kubeflow/crd/*.yaml charts/trainyard/files/crds/
 	cp kustomize/rbac/role.yaml charts/trainyard/files/rbac/manager-role.yaml
 	cp kustomize/kubeflow/role.yaml charts/trainyard/files/rbac/kubeflow-role.yaml
+	cp kustomize/rbac/user_roles.yaml charts/trainyard/files/rbac/user-roles.yaml
+	cp kustomize/kubeflow/user_roles.yaml charts/trainyard/files/rbac/kubeflow-user-roles.yaml
 
 .PHONY: verify
 verify: ## Regenerate everything and fail if a generated file differs, or code is unformatted.

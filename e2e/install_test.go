@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -210,7 +211,93 @@ metadata: {name: %s, namespace: %s}
 			return ctx
 		}).
 		Feature()
-	testenv.Test(t, restricted, canI)
+	users := features.New("a namespace's editors may run training jobs of every kind and its viewers may read them: the users' roles aggregate into edit, admin and view").
+		WithLabel("area", "install").
+		Assess("kubectl auth can-i as ServiceAccounts bound to edit and to view, and a job created as each", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			ns := fmt.Sprintf("users-%04x", rand.IntN(1<<16))
+			if out, err := kubectl(ctx, cfg, fmt.Sprintf(`apiVersion: v1
+kind: Namespace
+metadata: {name: %[1]s}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: alice, namespace: %[1]s}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: bob, namespace: %[1]s}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: alice-edit, namespace: %[1]s}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: edit}
+subjects: [{kind: ServiceAccount, name: alice, namespace: %[1]s}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: bob-view, namespace: %[1]s}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}
+subjects: [{kind: ServiceAccount, name: bob, namespace: %[1]s}]
+`, ns), "apply", "-f", "-"); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			t.Cleanup(func() { _, _ = kubectl(context.Background(), cfg, "", "delete", "namespace", ns, "--wait=false") })
+			may := func(who, verb, resource, sub, in string) string {
+				args := []string{"auth", "can-i", verb, resource, "-n", in, "--as=system:serviceaccount:" + ns + ":" + who}
+				if sub != "" {
+					args = append(args, "--subresource="+sub)
+				}
+				out, _ := kubectl(ctx, cfg, "", args...) // "no" exits 1
+				return strings.TrimSpace(out)
+			}
+			// The aggregation is kube-controller-manager's (its clusterrole-aggregation controller).
+			start := time.Now()
+			eventually(t, 60*time.Second, "edit and view hold the training jobs' rules", func() (bool, string) {
+				a, b := may("alice", "create", "tfjobs.kubeflow.org", "", ns), may("bob", "list", "tfjobs.kubeflow.org", "", ns)
+				return a == "yes" && b == "yes", "alice create " + a + ", bob list " + b
+			})
+			t.Logf("edit and view aggregated the users' roles %.1f s after the RoleBindings", time.Since(start).Seconds())
+			jobKinds := []string{"pytorchtrainingjobs.batch.tensorstack.dev", "tensorflowtrainingjobs.batch.tensorstack.dev", "pytorchjobs.kubeflow.org", "tfjobs.kubeflow.org"}
+			for _, r := range jobKinds {
+				for _, verb := range []string{"create", "delete", "patch", "get", "list", "watch"} {
+					if got := may("alice", verb, r, "", ns); got != "yes" {
+						t.Errorf("alice (edit) may not %s %s: %s", verb, r, got)
+					}
+					want := map[bool]string{true: "yes", false: "no"}[verb == "get" || verb == "list" || verb == "watch"]
+					if got := may("bob", verb, r, "", ns); got != want {
+						t.Errorf("bob (view) %s %s: %s; want %s", verb, r, got, want)
+					}
+				}
+				if got := may("alice", "create", r, "", "default"); got != "no" {
+					t.Errorf("alice may create %s outside her namespace: %s", r, got)
+				}
+			}
+			for _, r := range []string{"pytorchtrainingjobs.batch.tensorstack.dev", "pytorchjobs.kubeflow.org"} {
+				if a, b := may("alice", "patch", r, "scale", ns), may("bob", "patch", r, "scale", ns); a != "yes" || b != "no" {
+					t.Errorf("kubectl scale of %s: alice (edit) %s, bob (view) %s; want yes and no", r, a, b)
+				}
+			}
+			job := fmt.Sprintf(`apiVersion: batch.tensorstack.dev/v1beta1
+kind: PyTorchTrainingJob
+metadata: {name: by-alice, namespace: %s}
+spec:
+  replicaSpecs:
+  - type: master
+    replicas: 1
+    template: {spec: {containers: [{name: pytorch, image: example.invalid/train:1}]}}
+`, ns)
+			if out, err := kubectl(ctx, cfg, job, "create", "--dry-run=server", "-f", "-", "--as=system:serviceaccount:"+ns+":alice"); err != nil {
+				t.Errorf("creating a job as alice (edit): %v", err)
+			} else {
+				t.Logf("as alice: %s", strings.TrimSpace(out))
+			}
+			if out, err := kubectl(ctx, cfg, job, "create", "--dry-run=server", "-f", "-", "--as=system:serviceaccount:"+ns+":bob"); err == nil || !strings.Contains(out, "Forbidden") && !strings.Contains(out, "forbidden") {
+				t.Errorf("creating a job as bob (view): %v\n%s; want forbidden", err, out)
+			}
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, restricted, canI, users)
 }
 
 var spaces = regexp.MustCompile(`\s+`)

@@ -69,3 +69,23 @@ object.
 {{- end -}}
 {{- toYaml $obj -}}
 {{- end -}}
+
+{{/*
+The ClusterRoles of a file of kustomize's user roles (documents separated by ---), named after
+the release as every object is: trainyard-job-editor becomes <release>-job-editor.
+*/}}
+{{- define "trainyard.userRoles" -}}
+{{- $name := include "trainyard.name" .root -}}
+{{- range $doc := splitList "\n---\n" (.root.Files.Get .path) }}
+{{- $role := fromYaml $doc }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: {{ $name }}-{{ trimPrefix "trainyard-" $role.metadata.name }}
+  labels:
+{{- toYaml $role.metadata.labels | nindent 4 }}
+rules:
+{{- toYaml $role.rules | nindent 0 }}
+{{- end }}
+{{- end -}}
