@@ -215,30 +215,21 @@ metadata: {name: %s, namespace: %s}
 		WithLabel("area", "install").
 		Assess("kubectl auth can-i as ServiceAccounts bound to edit and to view, and a job created as each", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			ns := fmt.Sprintf("users-%04x", rand.IntN(1<<16))
-			if out, err := kubectl(ctx, cfg, fmt.Sprintf(`apiVersion: v1
-kind: Namespace
-metadata: {name: %[1]s}
----
+			manifest := fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n", ns)
+			for who, role := range map[string]string{"alice": "edit", "bob": "view"} {
+				manifest += fmt.Sprintf(`---
 apiVersion: v1
 kind: ServiceAccount
-metadata: {name: alice, namespace: %[1]s}
----
-apiVersion: v1
-kind: ServiceAccount
-metadata: {name: bob, namespace: %[1]s}
+metadata: {name: %[1]s, namespace: %[3]s}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
-metadata: {name: alice-edit, namespace: %[1]s}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: edit}
-subjects: [{kind: ServiceAccount, name: alice, namespace: %[1]s}]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: bob-view, namespace: %[1]s}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}
-subjects: [{kind: ServiceAccount, name: bob, namespace: %[1]s}]
-`, ns), "apply", "-f", "-"); err != nil {
+metadata: {name: %[1]s-%[2]s, namespace: %[3]s}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: %[2]s}
+subjects: [{kind: ServiceAccount, name: %[1]s, namespace: %[3]s}]
+`, who, role, ns)
+			}
+			if out, err := kubectl(ctx, cfg, manifest, "apply", "-f", "-"); err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}
 			t.Cleanup(func() { _, _ = kubectl(context.Background(), cfg, "", "delete", "namespace", ns, "--wait=false") })
