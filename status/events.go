@@ -128,7 +128,7 @@ func events(r Round) []Event {
 	}
 	if n := omitted(r.Next); r.Written && n > 0 && omitted(r.Prev) == 0 {
 		ev = append(ev, Event{corev1.EventTypeNormal, EventStatusTrimmed, fmt.Sprintf(
-			"status.tasks[].replicaStatus lists %d of the job's %d pods, those neither Running nor Succeeded first: every pod would take the job past the API server's object size limit. status.aggregate counts them all; `kubectl get pods -l %s` lists them",
+			"status.tasks[].replicaStatus lists %d of the %d pods the job has, those neither Running nor Succeeded first: every pod would take the job past the API server's object size limit. status.aggregate counts them all; `kubectl get pods -l %s` lists them",
 			listed(r.Next), listed(r.Next)+n, r.Next.Selector)})
 	}
 	if r.Warn {

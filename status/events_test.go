@@ -31,7 +31,7 @@ func TestEvents(t *testing.T) {
 	}{
 		"a job whose status first leaves pods out of its lists says so, once it is written": {
 			round: Round{Prev: running, Next: trimmed, Written: true, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning}}},
-			want:  []Event{{corev1.EventTypeNormal, EventStatusTrimmed, "status.tasks[].replicaStatus lists 5800 of the job's 10000 pods, those neither Running nor Succeeded first: every pod would take the job past the API server's object size limit. status.aggregate counts them all; `kubectl get pods -l tensorstack.dev/owner-kind=PyTorchTrainingJob,tensorstack.dev/owner-name=j` lists them"}},
+			want:  []Event{{corev1.EventTypeNormal, EventStatusTrimmed, "status.tasks[].replicaStatus lists 5800 of the 10000 pods the job has, those neither Running nor Succeeded first: every pod would take the job past the API server's object size limit. status.aggregate counts them all; `kubectl get pods -l tensorstack.dev/owner-kind=PyTorchTrainingJob,tensorstack.dev/owner-name=j` lists them"}},
 		},
 		"and not again while it does": {
 			round: Round{Prev: trimmed, Next: trimmed, Written: true, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning}}},
