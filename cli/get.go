@@ -66,7 +66,7 @@ func (s *session) get(ctx context.Context, t table, watch bool, stdout, stderr i
 		return err
 	}
 	return s.watchJobs(ctx, t.all, jobs, versions, func(j *job, deleted bool) {
-		row := t.row(j, time.Now())
+		var row string
 		switch state := t.state(j); {
 		case deleted:
 			row = t.deletedRow(j, time.Now())
@@ -74,6 +74,7 @@ func (s *session) get(ctx context.Context, t table, watch bool, stdout, stderr i
 		case shown[key(j)] == state:
 			return // a change the row does not show (a pod's entry, a condition's time)
 		default:
+			row = t.row(j, time.Now())
 			shown[key(j)] = state
 		}
 		// Each row is laid out alone, as kubectl's watch prints them.
