@@ -196,12 +196,17 @@ func podName(j *job, typ string, i int32) string {
 	return j.obj.GetName() + "-" + typ + "-" + strconv.Itoa(int(i))
 }
 
-// jobPods lists the job's pods by the labels every pod of a job carries.
+// jobPods lists the job's pods.
 func (s *session) jobPods(ctx context.Context, j *job) ([]corev1.Pod, error) {
 	var list corev1.PodList
-	err := s.client.List(ctx, &list, client.InNamespace(j.obj.GetNamespace()),
-		client.MatchingLabels{batch.LabelOwnerKind: j.info.kind, batch.LabelOwnerName: j.obj.GetName()})
+	err := s.client.List(ctx, &list, podsOf(j)...)
 	return list.Items, err
+}
+
+// podsOf selects the job's pods by the labels every pod of a job carries.
+func podsOf(j *job) []client.ListOption {
+	return []client.ListOption{client.InNamespace(j.obj.GetNamespace()),
+		client.MatchingLabels{batch.LabelOwnerKind: j.info.kind, batch.LabelOwnerName: j.obj.GetName()}}
 }
 
 // jobEvents are the job's latest events, oldest first.

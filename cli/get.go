@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -99,26 +98,26 @@ func (t table) header() string {
 }
 
 func (t table) row(j *job, now time.Time) string {
-	return t.format(j, j.phase(), now)
+	return t.format(j, j.phase(), age(j.obj.GetCreationTimestamp(), now))
 }
 
 // state is what the row shows of the job but its age: a change of it is worth a row.
 func (t table) state(j *job) string {
-	return t.format(j, j.phase(), time.Time{})
+	return t.format(j, j.phase(), "")
 }
 
 // deletedRow is the job's last row, its phase Deleted, as `kubectl get -w` shows a deletion.
 func (t table) deletedRow(j *job, now time.Time) string {
-	return t.format(j, "Deleted", now)
+	return t.format(j, "Deleted", age(j.obj.GetCreationTimestamp(), now))
 }
 
-func (t table) format(j *job, phase string, now time.Time) string {
+func (t table) format(j *job, phase, ago string) string {
 	reason, message := j.waiting()
 	if reason == "" {
 		reason = "-"
 	}
 	row := fmt.Sprintf("%s\t%s\t%s\t%d/%d\t%d\t%s\t%s", j.info.kind, j.obj.GetName(), phase,
-		j.running(), j.model.PodCount(), j.restarts(), reason, age(j.obj.GetCreationTimestamp(), now))
+		j.running(), j.model.PodCount(), j.restarts(), reason, ago)
 	if t.all {
 		row = j.obj.GetNamespace() + "\t" + row
 	}
@@ -153,10 +152,10 @@ func (s *session) watchJobs(ctx context.Context, all bool, listed []*job, versio
 			continue
 		}
 		n++
-		known := map[string]bool{}
+		known := map[string]*job{}
 		for _, j := range listed {
 			if j.info == k {
-				known[key(j)] = true
+				known[key(j)] = j
 			}
 		}
 		go func() { errs <- s.watchKind(ctx, k, all, rv, known, emit) }()
@@ -173,7 +172,7 @@ func (s *session) watchJobs(ctx context.Context, all bool, listed []*job, versio
 
 // watchKind is watchJobs for one kind. known holds the kind's jobs as last seen, so that a job
 // deleted while the watch was being opened again is still reported.
-func (s *session) watchKind(ctx context.Context, k *kindInfo, all bool, rv string, known map[string]bool, emit func(*job, bool)) error {
+func (s *session) watchKind(ctx context.Context, k *kindInfo, all bool, rv string, known map[string]*job, emit func(*job, bool)) error {
 	for {
 		opts := append(s.scope(all), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true}})
 		w, err := s.client.Watch(ctx, k.newList(), opts...)
@@ -202,18 +201,14 @@ func (s *session) watchKind(ctx context.Context, k *kindInfo, all bool, rv strin
 		for _, j := range jobs {
 			now[key(j)] = true
 		}
-		for name := range known {
+		for name, last := range known {
 			if !now[name] {
-				gone := k.newJob()
-				ns, rest, _ := strings.Cut(strings.TrimPrefix(name, k.kind+"/"), "/")
-				gone.SetNamespace(ns)
-				gone.SetName(rest)
-				emit(&job{info: k, obj: gone, model: k.model(gone)}, true)
+				emit(last, true)
 				delete(known, name)
 			}
 		}
 		for _, j := range jobs {
-			known[key(j)] = true
+			known[key(j)] = j
 			emit(j, false)
 		}
 		rv = listed
@@ -223,7 +218,7 @@ func (s *session) watchKind(ctx context.Context, k *kindInfo, all bool, rv strin
 // drain reports the events of the watch opened at rv until it ends, and returns the
 // resourceVersion to open it again from, or "" when the server said it cannot go on from there (an error event: the version
 // expired, 410 Gone).
-func drain(ctx context.Context, w watch.Interface, k *kindInfo, rv string, known map[string]bool, emit func(*job, bool)) string {
+func drain(ctx context.Context, w watch.Interface, k *kindInfo, rv string, known map[string]*job, emit func(*job, bool)) string {
 	for {
 		var ev watch.Event
 		select {
@@ -247,7 +242,7 @@ func drain(ctx context.Context, w watch.Interface, k *kindInfo, rv string, known
 		if ev.Type == watch.Deleted {
 			delete(known, key(j))
 		} else {
-			known[key(j)] = true
+			known[key(j)] = j
 		}
 		emit(j, ev.Type == watch.Deleted)
 	}

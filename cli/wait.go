@@ -83,10 +83,11 @@ func (s *session) waitPaused(ctx context.Context, j *job, pause bool, timeout ti
 			j = &job{info: j.info, obj: fresh, model: j.info.model(fresh)}
 			var pods int
 			if pods, err = s.podCount(ctx, j); err == nil {
-				v := viewOf(j, pods)
+				left := pods
 				if !pause {
-					v.pods = 0 // while resuming, the pods are being created, not left over
+					left = 0 // while resuming, the pods are being created, not left over
 				}
+				v := viewOf(j, left)
 				if v != last {
 					fmt.Fprintf(out, "%s: %s\n", ref(j), v)
 					last = v
@@ -132,7 +133,6 @@ func viewOf(j *job, pods int) waitView {
 func (s *session) podCount(ctx context.Context, j *job) (int, error) {
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
-	err := s.client.List(ctx, list, client.InNamespace(j.obj.GetNamespace()),
-		client.MatchingLabels{batch.LabelOwnerKind: j.info.kind, batch.LabelOwnerName: j.obj.GetName()})
+	err := s.client.List(ctx, list, podsOf(j)...)
 	return len(list.Items), err
 }
