@@ -56,7 +56,9 @@ func runRender(args []string, stdout, stderr io.Writer) error {
 		for _, crd := range render.PodGroupCRDs() {
 			in.InstalledCRDs[crd] = true
 		}
-		in.InstalledCRDs[render.KubernetesPodGroupAPI] = true
+		for _, api := range render.KubernetesGangAPIs() {
+			in.InstalledCRDs[api] = true
+		}
 		// Likewise Kueue counts as installed: a queued job shows the Workload it would get.
 		in.InstalledCRDs[kueue.WorkloadCRD] = true
 		if job.Queue != nil {

@@ -295,8 +295,8 @@ func (r *jobReconciler) releaseDeleted(job client.Object) {
 // the kinds its spec chose, once their CRD is installed; none the job does not own).
 func (r *jobReconciler) gangDeletions(job client.Object) []deletion {
 	model := r.kind.model(job)
-	kinds, crd := render.GangKinds(&model)
-	if len(kinds) == 0 || !r.crds.installed()[crd] {
+	kinds := render.GangKinds(&model, r.crds.installed())
+	if len(kinds) == 0 {
 		return nil
 	}
 	var dels []deletion

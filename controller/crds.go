@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
@@ -41,21 +43,28 @@ func (t *crdTracker) installed() map[string]bool {
 	return t.set
 }
 
-// discoverBuiltin records whether the cluster serves the built-in scheduling.k8s.io PodGroup
-// (alpha, behind feature gates), under render.KubernetesPodGroupAPI. Note: it is asked once, at
-// start; enabling the API means restarting the kube-apiserver, and the operator with it.
+// discoverBuiltin records at which versions the cluster serves the built-in scheduling.k8s.io
+// PodGroup (beta or alpha, behind a feature gate), under render.KubernetesGangAPIs. Note: it is
+// asked once, at start; enabling the API means restarting the kube-apiserver, and the operator
+// with it.
 func (t *crdTracker) discoverBuiltin(mapper meta.RESTMapper) error {
-	_, err := mapper.RESTMapping(render.KubernetesPodGroupGVK.GroupKind(), render.KubernetesPodGroupGVK.Version)
-	switch {
-	case meta.IsNoMatchError(err):
-		return nil
-	case err != nil:
-		return fmt.Errorf("looking up %s: %w", render.KubernetesPodGroupGVK, err)
+	served := map[string]bool{}
+	for _, api := range render.KubernetesGangAPIs() {
+		version, _, _ := strings.Cut(api, ".")
+		gk := schema.GroupKind{Group: render.KubernetesGangGroup, Kind: "PodGroup"}
+		_, err := mapper.RESTMapping(gk, version)
+		switch {
+		case meta.IsNoMatchError(err):
+			continue
+		case err != nil:
+			return fmt.Errorf("looking up %s: %w", gk.WithVersion(version), err)
+		}
+		served[api] = true
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	set := maps.Clone(t.set)
-	set[render.KubernetesPodGroupAPI] = true
+	maps.Copy(set, served)
 	t.set = set
 	return nil
 }

@@ -563,7 +563,7 @@ func (r *jobReconciler) applyPodGroup(ctx context.Context, job client.Object, mo
 				continue
 			}
 			_, err := r.applier.ApplyUncached(ctx, obj)
-			if apierrors.IsInvalid(err) && obj.GroupVersionKind().Group == render.KubernetesPodGroupGVK.Group {
+			if apierrors.IsInvalid(err) && obj.GroupVersionKind().Group == render.KubernetesGangGroup {
 				// Note: a scheduling.k8s.io Workload's templates and a PodGroup's policy are
 				// immutable; when the gang changed (a Kubeflow job's minAvailable, say), the old
 				// object goes and the next round creates the new one under the same name.
@@ -577,8 +577,8 @@ func (r *jobReconciler) applyPodGroup(ctx context.Context, job client.Object, mo
 		}
 		return nil
 	}
-	kinds, crd := render.GangKinds(model)
-	if len(kinds) == 0 || out.Decisions.Blocked != nil || !r.crds.installed()[crd] || r.podGroupGone(job.GetUID()) {
+	kinds := render.GangKinds(model, r.crds.installed())
+	if len(kinds) == 0 || out.Decisions.Blocked != nil || r.podGroupGone(job.GetUID()) {
 		return nil
 	}
 	for _, gvk := range slices.Backward(kinds) {

@@ -41,7 +41,7 @@ func (r *jobReconciler) waitingInputs(ctx context.Context, job client.Object, mo
 	if out == nil || out.Decisions.Blocked != nil || model.Finished() || model.Pause {
 		return w
 	}
-	kinds, _ := render.GangKinds(model)
+	kinds := render.GangKinds(model, r.crds.installed())
 	if len(kinds) > 0 && anyUnbound(pods) {
 		live := &unstructured.Unstructured{}
 		live.SetGroupVersionKind(kinds[len(kinds)-1]) // the PodGroup, after any Workload

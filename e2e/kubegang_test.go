@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
@@ -114,12 +115,23 @@ func boundPods(ctx context.Context, t *testing.T, c client.Client, ns, job strin
 	return bound, all, nodes
 }
 
+// kubeGangVersion is the version of the kube-scheduler's PodGroup the cluster prefers: v1alpha2
+// on Kubernetes 1.36, v1beta1 on 1.37, the one the operator writes.
+func kubeGangVersion(t *testing.T, c client.Client) schema.GroupVersion {
+	t.Helper()
+	m, err := c.RESTMapper().RESTMapping(schema.GroupKind{Group: render.KubernetesGangGroup, Kind: "PodGroup"})
+	if err != nil {
+		t.Fatalf("the cluster's scheduling.k8s.io PodGroup: %v", err)
+	}
+	return m.GroupVersionKind.GroupVersion()
+}
+
 // gangObjects reports which of the job's Workload and PodGroup exist.
 func gangObjects(ctx context.Context, t *testing.T, c client.Client, ns, job string) (workload, podGroup bool) {
 	t.Helper()
 	exists := func(kind string) bool {
 		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(render.KubernetesPodGroupGVK.GroupVersion().WithKind(kind))
+		u.SetGroupVersionKind(kubeGangVersion(t, c).WithKind(kind))
 		err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: job}, u)
 		if err != nil && !apierrors.IsNotFound(err) {
 			t.Fatalf("%s %s: %v", kind, job, err)

@@ -65,8 +65,20 @@ CONFIG=$DEVCLUSTER_DIR/kwokctl-$CLUSTER.yaml
 KUBECTL=$DEVCLUSTER_DIR/bin/kubectl
 MANAGED_LABEL=kwok.x-k8s.io/managed
 SIM=sim.trainyard.dev
-# Feature gates of the API server, controller-manager and scheduler.
-KUBE_FEATURE_GATES=GenericWorkload=true,GangScheduling=true,TopologyAwareWorkloadScheduling=true
+# Feature gates of the API server, controller-manager and scheduler, and the APIs served beyond
+# the defaults: the kube-scheduler's own gang scheduling, its Workload and PodGroup API and its
+# gang and topology plugins. Kubernetes 1.36 serves them as scheduling.k8s.io/v1alpha2 behind
+# GenericWorkload and GangScheduling; 1.37 as v1beta1 behind GenericWorkload alone (GangScheduling
+# is gone, and a gate the binaries do not know stops them).
+kube_minor=${KUBE_VERSION#v1.}
+kube_minor=${kube_minor%%.*}
+if [ "$kube_minor" -ge 37 ]; then
+  KUBE_FEATURE_GATES=GenericWorkload=true,TopologyAwareWorkloadScheduling=true
+  KUBE_RUNTIME_CONFIG=scheduling.k8s.io/v1beta1=true
+else
+  KUBE_FEATURE_GATES=GenericWorkload=true,GangScheduling=true,TopologyAwareWorkloadScheduling=true
+  KUBE_RUNTIME_CONFIG=scheduling.k8s.io/v1alpha2=true
+fi
 
 log() { printf '[cluster %s] %s\n' "$(date +%T)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -154,10 +166,10 @@ options:
   # Every write request is logged (hack/kwok/audit-policy.yaml) to $CLUSTER_DIR/logs/audit.log,
   # where tests count the operator's writes.
   kubeAuditPolicy: $repo/hack/kwok/audit-policy.yaml
-  # The kube-scheduler's own gang scheduling (alpha): the Workload and PodGroup API served, and
-  # the gang and topology plugins in the scheduler's default profile.
+  # The kube-scheduler's own gang scheduling: the Workload and PodGroup API served, and the gang
+  # and topology plugins in the scheduler's default profile.
   kubeFeatureGates: $KUBE_FEATURE_GATES
-  kubeRuntimeConfig: scheduling.k8s.io/v1alpha2=true
+  kubeRuntimeConfig: $KUBE_RUNTIME_CONFIG
   # Node liveness on a short leash: a node whose lease stops being renewed is NotReady after
   # about 10 s, and its pods are evicted 5 s later.
   heartbeatFactor: 1

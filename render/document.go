@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -100,8 +101,9 @@ const (
 // ReadObservations decodes a multi-document YAML of observed objects: Pods (one document each;
 // ObservedAnnotation marks those deleted by someone else),
 // Nodes (their Ready condition), CustomResourceDefinitions (only their names count: they say
-// which PodGroup kinds exist), and the APIService v1alpha2.scheduling.k8s.io (`kubectl get
-// apiservice`), which says the cluster serves the built-in Workload and PodGroup.
+// which PodGroup kinds exist), and the APIServices of KubernetesGangAPIs (`kubectl get apiservice
+// v1beta1.scheduling.k8s.io`), which say at which versions the cluster serves the built-in
+// Workload and PodGroup.
 func ReadObservations(data []byte) (Observations, error) {
 	o := Observations{InstalledCRDs: map[string]bool{}}
 	docs, err := splitDocuments(data)
@@ -145,8 +147,8 @@ func ReadObservations(data []byte) (Observations, error) {
 		case "CustomResourceDefinition":
 			o.InstalledCRDs[u.GetName()] = true
 		case "APIService":
-			if u.GetName() == kubernetesGang.gv.Version+"."+kubernetesGang.gv.Group {
-				o.InstalledCRDs[KubernetesPodGroupAPI] = true
+			if slices.Contains(KubernetesGangAPIs(), u.GetName()) {
+				o.InstalledCRDs[u.GetName()] = true
 			}
 		case kueue.KindWorkload, kueue.KindResourceFlavor, kueue.KindWorkloadPriorityClass, "PriorityClass":
 			// Kueue's objects: ReadObservedKueue reads them.

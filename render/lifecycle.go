@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -156,14 +157,17 @@ func (r *renderer) deadline() {
 // blocked reports a missing PodGroup CRD for the chosen gang scheduler.
 func (r *renderer) blocked() *Blocked {
 	g := gangOf(r.job)
-	if g == nil || r.in.InstalledCRDs[g.crd] {
+	if g == nil {
+		return nil
+	}
+	if _, ok := g.served(r.in.InstalledCRDs); ok {
 		return nil
 	}
 	if g.builtin {
 		return &Blocked{
 			Reason: batch.ReasonPodGroupCRDMissing,
-			Message: fmt.Sprintf("spec.scheduler.%s needs the %s API (Workload, PodGroup), which this cluster does not serve; enable %s, or choose another scheduler",
-				g.field, g.gv, g.product),
+			Message: fmt.Sprintf("spec.scheduler.%s needs the %s Workload and PodGroup API (%s), which this cluster does not serve; enable %s, or choose another scheduler",
+				g.field, g.group, strings.Join(kubernetesGangVersions, ", "), g.product),
 		}
 	}
 	return &Blocked{

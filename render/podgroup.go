@@ -20,8 +20,8 @@ type gang struct {
 	product string // what to install for it
 	gv      schema.GroupVersion
 	group   string
-	// crd names the PodGroup resource as <plural>.<group>: the CRD's name, or for a built-in API
-	// the key under which Input.InstalledCRDs says the cluster serves it.
+	// crd names the PodGroup resource as <plural>.<group>: the CRD's name, the key under which
+	// Input.InstalledCRDs says it is installed (not for a built-in kind: see served).
 	crd string
 	// builtin: the PodGroup kind is part of Kubernetes, served when its API group is enabled.
 	builtin bool
@@ -34,21 +34,45 @@ var (
 		gv: schema.GroupVersion{Group: "scheduling.volcano.sh", Version: "v1beta1"}}
 	coschedulingGang = gang{field: "coscheduling", product: "the scheduler-plugins coscheduling plugin",
 		gv: schema.GroupVersion{Group: "scheduling.x-k8s.io", Version: "v1alpha1"}}
+	// kubernetesGang's version is the cluster's: render writes the newest one the cluster serves
+	// (kubernetesGangVersions).
 	kubernetesGang = gang{field: "kubernetes", builtin: true,
-		product: "the GenericWorkload and GangScheduling feature gates (kube-apiserver, kube-scheduler) and --runtime-config=scheduling.k8s.io/v1alpha2=true",
-		gv:      schema.GroupVersion{Group: "scheduling.k8s.io", Version: "v1alpha2"}}
+		product: "the GenericWorkload feature gate (kube-apiserver, kube-scheduler) and --runtime-config=scheduling.k8s.io/v1beta1=true (Kubernetes 1.37; on 1.36 the GenericWorkload and GangScheduling gates and scheduling.k8s.io/v1alpha2=true)",
+		gv:      schema.GroupVersion{Group: KubernetesGangGroup}}
 )
 
-// KubernetesPodGroupAPI is the key of Input.InstalledCRDs that says the cluster serves the
-// scheduling.k8s.io/v1alpha2 Workload and PodGroup (a built-in API, not a CRD).
-const KubernetesPodGroupAPI = "podgroups.scheduling.k8s.io"
+// KubernetesGangGroup is the API group of the kube-scheduler's built-in Workload and PodGroup.
+const KubernetesGangGroup = "scheduling.k8s.io"
 
-// KubernetesPodGroupGVK and KubernetesWorkloadGVK are the kinds of the kube-scheduler's gang
-// scheduling objects.
-var (
-	KubernetesPodGroupGVK = kubernetesGang.gv.WithKind("PodGroup")
-	KubernetesWorkloadGVK = kubernetesGang.gv.WithKind("Workload")
-)
+// kubernetesGangVersions are the versions of the built-in Workload and PodGroup render can
+// write, newest first: v1beta1 and v1alpha3 (Kubernetes 1.37), v1alpha2 (1.36). Their shapes
+// differ only in how a PodGroup names its Workload's template.
+var kubernetesGangVersions = []string{"v1beta1", "v1alpha3", "v1alpha2"}
+
+// KubernetesGangAPIs are the keys of Input.InstalledCRDs that say the cluster serves the
+// built-in Workload and PodGroup at a version render can write: the names of their APIServices
+// (`kubectl get apiservice v1beta1.scheduling.k8s.io`), newest first.
+func KubernetesGangAPIs() []string {
+	names := make([]string, len(kubernetesGangVersions))
+	for i, v := range kubernetesGangVersions {
+		names[i] = v + "." + KubernetesGangGroup
+	}
+	return names
+}
+
+// served is the version of g's PodGroup kind the cluster serves, as installed (Input.InstalledCRDs)
+// says: a CRD's one version, or the newest built-in one; false when it serves none.
+func (g *gang) served(installed map[string]bool) (schema.GroupVersion, bool) {
+	if !g.builtin {
+		return g.gv, installed[g.crd]
+	}
+	for _, v := range kubernetesGangVersions {
+		if installed[v+"."+g.group] {
+			return schema.GroupVersion{Group: g.group, Version: v}, true
+		}
+	}
+	return schema.GroupVersion{}, false
+}
 
 // kubernetesGangTemplate names the one PodGroup template of a job's Workload.
 const kubernetesGangTemplate = "gang"
@@ -119,13 +143,13 @@ func (r *renderer) applyGang(t *ReplicaType, pod *corev1.Pod) {
 // up that minimum (a limit standing in for a missing request, as the API server defaults it), GPUs
 // included. The T9k flavour adds roles, queue and priority; Volcano queue and priorityClassName;
 // coscheduling scheduleTimeoutSeconds.
-func podGroup(j *Job) *unstructured.Unstructured {
+func podGroup(j *Job, gv schema.GroupVersion) *unstructured.Unstructured {
 	g := gangOf(j)
 	if g == nil {
 		return nil
 	}
 	if g == &kubernetesGang {
-		return kubernetesPodGroup(j)
+		return kubernetesPodGroup(j, gv)
 	}
 	gangTypes := j.Replicas
 	minMember := int64(j.PodCount())
@@ -167,14 +191,14 @@ func podGroup(j *Job) *unstructured.Unstructured {
 			spec["scheduleTimeoutSeconds"] = int64(*s.Coscheduling.ScheduleTimeoutSeconds)
 		}
 	}
-	return gangObject(j, g, "PodGroup", spec)
+	return gangObject(j, gv, "PodGroup", spec)
 }
 
-// gangObject is a job's PodGroup or Workload of flavour g: named like the job, labelled and owned
-// by it.
-func gangObject(j *Job, g *gang, kind string, spec map[string]any) *unstructured.Unstructured {
+// gangObject is a job's PodGroup or Workload of API version gv: named like the job, labelled and
+// owned by it.
+func gangObject(j *Job, gv schema.GroupVersion, kind string, spec map[string]any) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
-	u.SetAPIVersion(g.gv.String())
+	u.SetAPIVersion(gv.String())
 	u.SetKind(kind)
 	u.SetName(j.Name)
 	u.SetNamespace(j.Namespace)
@@ -206,30 +230,34 @@ func kubernetesPolicy(j *Job, into map[string]any) map[string]any {
 	return into
 }
 
-// kubernetesWorkload is the scheduling.k8s.io Workload of a job under the kube-scheduler's gang
-// scheduling: one PodGroup template for the whole job, its controllerRef the job. Note: the
-// Workload and the PodGroup's policy are immutable in v1alpha2; they depend only on fields that
-// cannot change while pods exist (the pod count of a non-elastic job, minReplicas), and the
-// controller recreates them if a change is refused.
-func kubernetesWorkload(j *Job) *unstructured.Unstructured {
+// kubernetesWorkload is the scheduling.k8s.io Workload (version gv) of a job under the
+// kube-scheduler's gang scheduling: one PodGroup template for the whole job, its controllerRef the
+// job. Note: the Workload and the PodGroup's policy are immutable (v1alpha2 to v1beta1); they
+// depend only on fields that cannot change while pods exist (the pod count of a non-elastic job,
+// minReplicas), and the controller recreates them if a change is refused.
+func kubernetesWorkload(j *Job, gv schema.GroupVersion) *unstructured.Unstructured {
 	group, _, _ := strings.Cut(j.APIVersion, "/")
 	spec := map[string]any{
 		"controllerRef":     map[string]any{"apiGroup": group, "kind": j.Kind, "name": j.Name},
 		"podGroupTemplates": []any{kubernetesPolicy(j, map[string]any{"name": kubernetesGangTemplate})},
 	}
-	return gangObject(j, &kubernetesGang, "Workload", spec)
+	return gangObject(j, gv, "Workload", spec)
 }
 
-// kubernetesPodGroup is the runtime PodGroup of the job's Workload, which the pods name in
-// spec.schedulingGroup. The kube-scheduler admits none of them until minCount pods exist and binds
-// them together.
-func kubernetesPodGroup(j *Job) *unstructured.Unstructured {
-	spec := kubernetesPolicy(j, map[string]any{
-		"podGroupTemplateRef": map[string]any{"workload": map[string]any{
-			"workloadName": j.Name, "podGroupTemplateName": kubernetesGangTemplate,
-		}},
-	})
-	return gangObject(j, &kubernetesGang, "PodGroup", spec)
+// kubernetesPodGroup is the runtime PodGroup (version gv) of the job's Workload, which the pods
+// name in spec.schedulingGroup. The kube-scheduler admits none of them until minCount pods exist
+// and binds them together. v1alpha2 names the Workload's template in
+// podGroupTemplateRef.workload; v1alpha3 and v1beta1 in workloadRef.
+func kubernetesPodGroup(j *Job, gv schema.GroupVersion) *unstructured.Unstructured {
+	ref := map[string]any{"podGroupTemplateRef": map[string]any{"workload": map[string]any{
+		"workloadName": j.Name, "podGroupTemplateName": kubernetesGangTemplate,
+	}}}
+	if gv.Version != "v1alpha2" {
+		ref = map[string]any{"workloadRef": map[string]any{
+			"workloadName": j.Name, "templateName": kubernetesGangTemplate,
+		}}
+	}
+	return gangObject(j, gv, "PodGroup", kubernetesPolicy(j, ref))
 }
 
 // minResources sums the resource requests of every container of the given replicas. Init
@@ -304,23 +332,28 @@ func addTo(sum corev1.ResourceList, add corev1.ResourceList) {
 	}
 }
 
-// GangKinds are the kinds of the gang objects the job's scheduler reads, in the order they are
-// created (a Workload before the PodGroup made from it), with the CRD (or built-in API key) they
-// need; empty when the job chose no gang scheduler.
-func GangKinds(j *Job) (kinds []schema.GroupVersionKind, crd string) {
+// GangKinds are the kinds of the gang objects the job's scheduler reads, at the version the
+// cluster serves (installed, as Input.InstalledCRDs), in the order they are created (a Workload
+// before the PodGroup made from it); empty when the job chose no gang scheduler or the cluster
+// serves none of its kinds.
+func GangKinds(j *Job, installed map[string]bool) []schema.GroupVersionKind {
 	g := gangOf(j)
-	switch g {
-	case nil:
-		return nil, ""
-	case &kubernetesGang:
-		return []schema.GroupVersionKind{KubernetesWorkloadGVK, KubernetesPodGroupGVK}, g.crd
+	if g == nil {
+		return nil
 	}
-	return []schema.GroupVersionKind{g.gv.WithKind("PodGroup")}, g.crd
+	gv, ok := g.served(installed)
+	switch {
+	case !ok:
+		return nil
+	case g == &kubernetesGang:
+		return []schema.GroupVersionKind{gv.WithKind("Workload"), gv.WithKind("PodGroup")}
+	}
+	return []schema.GroupVersionKind{gv.WithKind("PodGroup")}
 }
 
 // PodGroupCRDs are the CRDs of every PodGroup kind render can create: the ones whose presence
 // Input.InstalledCRDs reports. The built-in scheduling.k8s.io PodGroup is reported under
-// KubernetesPodGroupAPI instead.
+// KubernetesGangAPIs instead.
 func PodGroupCRDs() []string {
 	return []string{t9kGang.crd, volcanoGang.crd, coschedulingGang.crd}
 }

@@ -297,9 +297,12 @@ func (r *renderer) build() {
 			r.out.Service = service(r.job)
 		}
 		if !r.job.Pause && r.out.Decisions.Blocked == nil && !r.terminal() {
-			r.out.PodGroup = podGroup(r.job)
-			if gangOf(r.job) == &kubernetesGang {
-				r.out.Workload = kubernetesWorkload(r.job)
+			if g := gangOf(r.job); g != nil {
+				gv, _ := g.served(r.in.InstalledCRDs) // served: the job is not Blocked
+				r.out.PodGroup = podGroup(r.job, gv)
+				if g == &kubernetesGang {
+					r.out.Workload = kubernetesWorkload(r.job, gv)
+				}
 			}
 		}
 	}

@@ -129,22 +129,30 @@ func nodeLost(p *corev1.Pod) bool {
 	return false
 }
 
+// kubernetesScheduledCondition are the types of the condition in which the kube-scheduler says
+// whether a PodGroup's gang could be placed: PodGroupScheduled (scheduling.k8s.io/v1alpha2,
+// Kubernetes 1.36), PodGroupInitiallyScheduled (v1alpha3 and v1beta1, 1.37).
+var kubernetesScheduledCondition = map[string]bool{"PodGroupScheduled": true, "PodGroupInitiallyScheduled": true}
+
 // gangCause reads the gang scheduler's verdict from the live PodGroup: the kube-scheduler's
-// PodGroupScheduled=False condition, Volcano's and coscheduling's phase before Running, with the
-// message of their latest condition.
+// kubernetesScheduledCondition when False, Volcano's and coscheduling's phase before Running,
+// with the message of their latest condition.
 func gangCause(gang *unstructured.Unstructured, unbound, desired int32) *cause {
 	if gang == nil {
 		return nil
 	}
 	prefix := fmt.Sprintf("%d of %d pods held by the gang scheduler", unbound, desired)
 	conds, _, _ := unstructured.NestedSlice(gang.Object, "status", "conditions")
-	if gang.GroupVersionKind().Group == render.KubernetesPodGroupGVK.Group {
+	if gang.GroupVersionKind().Group == render.KubernetesGangGroup {
 		for _, c := range conds {
 			m, _ := c.(map[string]any)
-			if m["type"] == "PodGroupScheduled" && m["status"] == "False" {
-				return &cause{batch.ReasonGangWaiting, prefix + ": " + fmt.Sprint(m["message"])}
+			if !kubernetesScheduledCondition[fmt.Sprint(m["type"])] {
+				continue
 			}
-			if m["type"] == "PodGroupScheduled" && m["status"] == "True" {
+			switch m["status"] {
+			case "False":
+				return &cause{batch.ReasonGangWaiting, prefix + ": " + fmt.Sprint(m["message"])}
+			case "True":
 				return nil
 			}
 		}

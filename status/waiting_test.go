@@ -38,11 +38,15 @@ func bound(p corev1.Pod) corev1.Pod {
 	return p
 }
 
-func kubePodGroup(scheduled metav1.ConditionStatus, words string) *unstructured.Unstructured {
+// kubePodGroup is a scheduling.k8s.io PodGroup at version with the kube-scheduler's condition of
+// that version: PodGroupScheduled (v1alpha2, Kubernetes 1.36), PodGroupInitiallyScheduled (v1beta1,
+// 1.37).
+func kubePodGroup(version, condition string, scheduled metav1.ConditionStatus, words string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"conditions": []any{
-		map[string]any{"type": "PodGroupScheduled", "status": string(scheduled), "reason": "Unschedulable", "message": words},
+		map[string]any{"type": condition, "status": string(scheduled), "reason": "Unschedulable", "message": words},
 	}}}}
-	u.SetGroupVersionKind(render.KubernetesPodGroupGVK)
+	u.SetAPIVersion(render.KubernetesGangGroup + "/" + version)
+	u.SetKind("PodGroup")
 	return u
 }
 
@@ -96,8 +100,14 @@ func TestWaiting(t *testing.T) {
 		"a gang the kube-scheduler cannot place is GangWaiting with its PodGroup's words": {
 			job:        newJob(1).Status(running).Obj(),
 			pods:       []corev1.Pod{podOf("master", 0, corev1.PodPending), podOf("worker", 0, corev1.PodPending)},
-			gang:       kubePodGroup(metav1.ConditionFalse, "0/1 placements are available, first placement status: pod group is unschedulable"),
+			gang:       kubePodGroup("v1alpha2", "PodGroupScheduled", metav1.ConditionFalse, "0/1 placements are available, first placement status: pod group is unschedulable"),
 			wantReason: batch.ReasonGangWaiting, wantMessage: "2 of 2 pods held by the gang scheduler: 0/1 placements are available, first placement status: pod group is unschedulable",
+		},
+		"on Kubernetes 1.37 the kube-scheduler's words are in PodGroupInitiallyScheduled": {
+			job:        newJob(1).Status(running).Obj(),
+			pods:       []corev1.Pod{podOf("master", 0, corev1.PodPending), podOf("worker", 0, corev1.PodPending)},
+			gang:       kubePodGroup("v1beta1", "PodGroupInitiallyScheduled", metav1.ConditionFalse, "0/4 nodes are available: 4 Insufficient example.com/gpu."),
+			wantReason: batch.ReasonGangWaiting, wantMessage: "2 of 2 pods held by the gang scheduler: 0/4 nodes are available: 4 Insufficient example.com/gpu.",
 		},
 		"a queue's word comes before the pods'": {
 			job:        newJob(1).Obj(),

@@ -217,10 +217,10 @@ type SchedulePolicy struct {
 	Coscheduling *CoschedulingScheduler `json:"coscheduling,omitempty"`
 
 	// kubernetes hands the pods to the kube-scheduler's own gang scheduling through a
-	// scheduling.k8s.io/v1alpha2 Workload and PodGroup (alpha since Kubernetes 1.35: the cluster
-	// must serve that API and run the scheduler with the GenericWorkload and GangScheduling feature
-	// gates). The pods keep the template's schedulerName, as the gang plugin is part of the
-	// kube-scheduler's default profile.
+	// scheduling.k8s.io Workload and PodGroup, at the newest version the cluster serves: v1beta1
+	// (Kubernetes 1.37, with the GenericWorkload feature gate and the API enabled), v1alpha3, or
+	// v1alpha2 (1.36, with the GenericWorkload and GangScheduling gates). The pods keep the
+	// template's schedulerName, as the gang plugin is part of the kube-scheduler's default profile.
 	// +optional
 	Kubernetes *KubernetesScheduler `json:"kubernetes,omitempty"`
 }
