@@ -151,6 +151,7 @@ test-e2e: build ## End-to-end tests (e2e-framework) on a fresh local cluster; E2
 	@echo "== layer: e2e (provider $${E2E_PROVIDER:-local})"
 	hack/tools.sh helm
 	hack/tools.sh prometheus
+	hack/tools.sh kube-previous
 	go test $(GO_TEST_FLAGS) -tags e2e -count=1 -timeout 30m -v ./e2e/...
 
 .PHONY: bench

@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
 
 	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
 )
@@ -60,6 +61,14 @@ func applyYAML(ctx context.Context, t *testing.T, ns, manifest string) string {
 		t.Fatalf("kubectl apply: %v\n%s\n%s", err, out, manifest)
 	}
 	return out
+}
+
+// applyYAMLTo is applyYAML against the cluster of cfg, which may be another than the suite's.
+func applyYAMLTo(ctx context.Context, t *testing.T, cfg *envconf.Config, ns, manifest string) {
+	t.Helper()
+	if _, err := kubectl(ctx, cfg, manifest, "apply", "-n", ns, "-f", "-"); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s", err, manifest)
+	}
 }
 
 // kfStatus reads a PyTorchJob's or TFJob's status.

@@ -5,6 +5,9 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -24,8 +27,9 @@ import (
 )
 
 // The kube-scheduler's own gang scheduling (spec.scheduler.kubernetes), against the real
-// kube-scheduler of the local cluster (GenericWorkload, GangScheduling and
-// TopologyAwareWorkloadScheduling on; scheduling.k8s.io/v1alpha2 served).
+// kube-scheduler of the local cluster (hack/cluster.sh turns on its Kubernetes version's gates and
+// API: scheduling.k8s.io/v1beta1 on 1.37, v1alpha2 on 1.36), and of a second cluster at the
+// previous Kubernetes release (TestKubernetesGangPreviousRelease).
 //
 // Note: the features need a capacity nobody else uses, while other features run beside them. Three
 // nodes advertise an extended resource of their own (gangGPU, 8 each, 24 in all), which only these
@@ -47,7 +51,8 @@ func TestKubernetesGang(t *testing.T) {
 		}).
 		Assess("kube-scheduler gang: a job that fits binds whole; one that cannot fit binds no pod while a smaller job runs, then binds whole when capacity frees; a finished job's Workload and PodGroup are gone", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c, ns := namespaced(ctx, t, cfg, "kgang")
-			kubeGangWaitsThenBindsWhole(ctx, t, c, ns)
+			t.Logf("the cluster serves the gang objects at %s", kubeGangVersion(t, c))
+			kubeGangWaitsThenBindsWhole(ctx, t, cfg, c, ns)
 			return ctx
 		}).
 		Assess("kube-scheduler gang with a topology key: the pods bind within one rack, or not at all", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
@@ -141,7 +146,7 @@ func gangObjects(ctx context.Context, t *testing.T, c client.Client, ns, job str
 	return exists("Workload"), exists("PodGroup")
 }
 
-func kubeGangWaitsThenBindsWhole(ctx context.Context, t *testing.T, c client.Client, ns string) {
+func kubeGangWaitsThenBindsWhole(ctx context.Context, t *testing.T, cfg *envconf.Config, c client.Client, ns string) {
 	// first: 2 pods, 16 of the 24 gangGPU, running 12 s. It fits and binds whole.
 	start := time.Now()
 	create(ctx, t, c, ns, kubeGangJob("first", 2, "12s", ""))
@@ -162,7 +167,7 @@ func kubeGangWaitsThenBindsWhole(ctx context.Context, t *testing.T, c client.Cli
 	})
 	// small, a Kubeflow PyTorchJob (gang chosen by annotation) of one 8-gangGPU pod: it fits beside
 	// first while big waits.
-	applyYAML(ctx, t, ns, fmt.Sprintf(`
+	applyYAMLTo(ctx, t, cfg, ns, fmt.Sprintf(`
 apiVersion: kubeflow.org/v1
 kind: PyTorchJob
 metadata:
@@ -241,4 +246,96 @@ func kubeGangTopology(ctx context.Context, t *testing.T, c client.Client, ns str
 	if bound, all, nodes := boundPods(ctx, t, c, ns, "wide"); bound != 0 || all != 3 {
 		t.Errorf("wide: %d of %d pods bound (%v); want 0 of 3: no rack holds 3 pods", bound, all, nodes)
 	}
+}
+
+// TestKubernetesGangPreviousRelease: the same gang on the previous Kubernetes release
+// (KUBE_PREVIOUS_VERSION of hack/versions.sh), whose Workload and PodGroup are another API version
+// of another shape. It runs on a second loopback cluster (hack/cluster.sh at that version, 9 KWOK
+// nodes, its own real kube-scheduler) with Trainyard's CRDs and an operator of its own; the local
+// provider only, as it starts the cluster itself.
+func TestKubernetesGangPreviousRelease(t *testing.T) {
+	prev := &previousRelease{}
+	f := features.New("kube-scheduler gang scheduling on the previous Kubernetes release").
+		WithLabel("area", "gang").
+		Setup(prev.up).
+		Assess("the operator writes the Workload and PodGroup at the version that release serves; a job that fits binds whole, one that cannot binds no pod until capacity frees", func(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {
+			c, ns := namespaced(ctx, t, prev.cfg, "kgang-prev")
+			gv := kubeGangVersion(t, c)
+			t.Logf("Kubernetes %s serves the gang objects at %s", prev.version, gv)
+			kubeGangWaitsThenBindsWhole(ctx, t, prev.cfg, c, ns)
+			return ctx
+		}).
+		Teardown(prev.down).
+		Feature()
+	testenv.Test(t, f)
+}
+
+// previousRelease is the second cluster of TestKubernetesGangPreviousRelease and its operator.
+type previousRelease struct {
+	version  string
+	dir      string
+	cfg      *envconf.Config
+	operator *operatorProcess
+}
+
+// previousReleaseCluster is the second cluster's name (hack/cluster.sh's CLUSTER).
+const previousReleaseCluster = "trainyard-prev"
+
+func (p *previousRelease) cluster(ctx context.Context, verb string) error {
+	cmd := exec.CommandContext(ctx, filepath.Join(repoRoot, "hack", "cluster.sh"), verb)
+	cmd.Env = append(os.Environ(), "TRAINYARD_KUBE_VERSION="+p.version,
+		"DEVCLUSTER_DIR="+p.dir, "CLUSTER="+previousReleaseCluster, "NODES=9")
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	return cmd.Run()
+}
+
+func (p *previousRelease) up(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {
+	if localCluster == "" {
+		t.Skip("starts a cluster of its own: provider local only")
+	}
+	var err error
+	if p.version, err = versionsVar("KUBE_PREVIOUS_VERSION"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	p.dir = filepath.Join(repoRoot, ".devcluster", "e2e-prev")
+	if err := p.cluster(ctx, "up"); err != nil {
+		t.Fatalf("starting a Kubernetes %s cluster (built by hack/tools.sh kube-previous): %v", p.version, err)
+	}
+	p.cfg = envconf.New().WithKubeconfigFile(filepath.Join(p.dir, "kubeconfig"))
+	if got, err := kubectl(ctx, p.cfg, "", "version", "-o", "json"); err != nil || !strings.Contains(got, `"gitVersion": "`+p.version+`"`) {
+		t.Fatalf("the second cluster is not Kubernetes %s (%v):\n%s", p.version, err, got)
+	}
+	for _, args := range [][]string{
+		{"apply", "--server-side", "--force-conflicts", "-k", filepath.Join(repoRoot, "kustomize", "crd")},
+		{"apply", "--server-side", "--force-conflicts", "-f", kubeflowCRDs},
+	} {
+		if _, err := kubectl(ctx, p.cfg, "", args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := waitCRDsEstablished(ctx, p.cfg); err != nil {
+		t.Fatal(err)
+	}
+	setGangPool(ctx, t, p.cfg, true)
+	if p.operator, err = startOperatorAs(p.cfg.KubeconfigFile(), "operator-prev.log"); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Kubernetes %s cluster with its operator up in %.1f s", p.version, time.Since(start).Seconds())
+	return ctx
+}
+
+func (p *previousRelease) down(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {
+	if p.dir == "" {
+		return ctx
+	}
+	if p.operator != nil {
+		if err := p.operator.stop(); err != nil {
+			t.Errorf("stopping the second cluster's operator: %v", err)
+		}
+	}
+	if err := p.cluster(ctx, "down"); err != nil {
+		t.Errorf("stopping the second cluster: %v", err)
+	}
+	return ctx
 }

@@ -2,7 +2,7 @@
 # Builds the pinned control plane and code generators into the version-keyed cache
 # (hack/versions.sh), from the Go module proxy only. Whatever is already there is kept.
 #
-#   hack/tools.sh [all|kube|etcd|kwok|scheduler-plugins|kueue|controller-gen|helm|prometheus|envtest]
+#   hack/tools.sh [all|kube|kube-previous|etcd|kwok|scheduler-plugins|kueue|controller-gen|helm|prometheus|envtest]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/versions.sh"
@@ -181,6 +181,11 @@ build_prometheus() {
   log "prometheus built in $((SECONDS - t))s"
 }
 
+# The previous Kubernetes release, for the e2e suite's second cluster (TestKubernetesGangPreviousRelease).
+build_kube_previous() {
+  (KUBE_VERSION=$KUBE_PREVIOUS_VERSION && KUBE_BIN=$TRAINYARD_CACHE/kubernetes-$KUBE_VERSION && build_kube)
+}
+
 envtest_assets() {
   build_etcd
   build_kube
@@ -191,8 +196,9 @@ envtest_assets() {
 }
 
 case "${1:-all}" in
-  all) build_controller_gen; build_helm; build_kwok; envtest_assets; build_scheduler_plugins; build_kueue; build_prometheus ;;
+  all) build_controller_gen; build_helm; build_kwok; envtest_assets; build_kube_previous; build_scheduler_plugins; build_kueue; build_prometheus ;;
   kube) build_kube ;;
+  kube-previous) build_kube_previous ;;
   etcd) build_etcd ;;
   kwok) build_kwok ;;
   scheduler-plugins) build_scheduler_plugins ;;
@@ -201,5 +207,5 @@ case "${1:-all}" in
   helm) build_helm ;;
   prometheus) build_prometheus ;;
   envtest) envtest_assets ;;
-  *) echo "usage: $0 [all|kube|etcd|kwok|scheduler-plugins|kueue|controller-gen|helm|prometheus|envtest]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|kube|kube-previous|etcd|kwok|scheduler-plugins|kueue|controller-gen|helm|prometheus|envtest]" >&2; exit 2 ;;
 esac

@@ -1,6 +1,10 @@
 # Pinned versions of every tool the project builds, and where they are cached.
 # Sourced by the other hack/ scripts; the Makefile reads the same file.
-KUBE_VERSION=v1.36.3
+# The control plane's Kubernetes, the newest release; TRAINYARD_KUBE_VERSION picks another by hand.
+# The e2e suite also starts a cluster at the previous release, for the kube-scheduler's gang
+# scheduling, whose API changed between the two (TestKubernetesGangPreviousRelease).
+KUBE_VERSION=${TRAINYARD_KUBE_VERSION:-v1.37.2}
+KUBE_PREVIOUS_VERSION=v1.36.3
 ETCD_VERSION=v3.6.16
 KWOK_VERSION=v0.8.0
 CONTROLLER_TOOLS_VERSION=v0.23.0
