@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -48,23 +47,22 @@ func (t *crdTracker) installed() map[string]bool {
 // asked once, at start; enabling the API means restarting the kube-apiserver, and the operator
 // with it.
 func (t *crdTracker) discoverBuiltin(mapper meta.RESTMapper) error {
-	served := map[string]bool{}
-	for _, api := range render.KubernetesGangAPIs() {
-		version, _, _ := strings.Cut(api, ".")
-		gk := schema.GroupKind{Group: render.KubernetesGangGroup, Kind: "PodGroup"}
-		_, err := mapper.RESTMapping(gk, version)
-		switch {
-		case meta.IsNoMatchError(err):
-			continue
-		case err != nil:
-			return fmt.Errorf("looking up %s: %w", gk.WithVersion(version), err)
-		}
-		served[api] = true
+	gk := schema.GroupKind{Group: render.KubernetesGangGroup, Kind: "PodGroup"}
+	mappings, err := mapper.RESTMappings(gk) // every version the cluster serves, in one discovery
+	switch {
+	case meta.IsNoMatchError(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("looking up %s: %w", gk, err)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	set := maps.Clone(t.set)
-	maps.Copy(set, served)
+	for _, m := range mappings {
+		if api := m.GroupVersionKind.Version + "." + gk.Group; slices.Contains(render.KubernetesGangAPIs(), api) {
+			set[api] = true
+		}
+	}
 	t.set = set
 	return nil
 }

@@ -61,6 +61,7 @@ func TestDiscoverBuiltinRecordsTheServedVersions(t *testing.T) {
 		"Kubernetes 1.37, beta and alpha": {served: []string{"v1alpha3", "v1beta1"}, want: []string{"v1beta1.scheduling.k8s.io", "v1alpha3.scheduling.k8s.io"}},
 		"Kubernetes 1.36":                 {served: []string{"v1alpha2"}, want: []string{"v1alpha2.scheduling.k8s.io"}},
 		"not served":                      {served: []string{"v1"}, want: nil},
+		"a version render cannot write":   {served: []string{"v1beta1", "v2"}, want: []string{"v1beta1.scheduling.k8s.io"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

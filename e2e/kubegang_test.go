@@ -5,8 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -282,11 +280,8 @@ type previousRelease struct {
 const previousReleaseCluster = "trainyard-prev"
 
 func (p *previousRelease) cluster(ctx context.Context, verb string) error {
-	cmd := exec.CommandContext(ctx, filepath.Join(repoRoot, "hack", "cluster.sh"), verb)
-	cmd.Env = append(os.Environ(), "TRAINYARD_KUBE_VERSION="+p.version,
+	return clusterScript(ctx, verb, "TRAINYARD_KUBE_VERSION="+p.version,
 		"DEVCLUSTER_DIR="+p.dir, "CLUSTER="+previousReleaseCluster, "NODES=9")
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	return cmd.Run()
 }
 
 func (p *previousRelease) up(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {

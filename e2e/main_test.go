@@ -89,14 +89,25 @@ func TestMain(m *testing.M) {
 	os.Exit(testenv.Run(m))
 }
 
+// clusterScript runs `hack/cluster.sh verb` with env added to the suite's, printing what it
+// prints.
+func clusterScript(ctx context.Context, verb string, env ...string) error {
+	cmd := exec.CommandContext(ctx, filepath.Join(repoRoot, "hack", "cluster.sh"), verb)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	return cmd.Run()
+}
+
+// localClusterEnv is the suite's cluster in dir: 12 nodes of 110 pods, room for the 1,000-pod job
+// of the kill feature beside the others.
+func localClusterEnv(dir string) []string {
+	return []string{"DEVCLUSTER_DIR=" + dir, "CLUSTER=" + clusterName, "NODES=12"}
+}
+
 // localClusterUp starts the project's loopback cluster in dir and points the config at it.
 func localClusterUp(dir string) env.Func {
 	return func(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
-		cmd := exec.CommandContext(ctx, filepath.Join(repoRoot, "hack", "cluster.sh"), "up")
-		// 12 nodes of 110 pods: room for the 1,000-pod job of the kill feature beside the others.
-		cmd.Env = append(os.Environ(), "DEVCLUSTER_DIR="+dir, "CLUSTER="+clusterName, "NODES=12")
-		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-		if err := cmd.Run(); err != nil {
+		if err := clusterScript(ctx, "up", localClusterEnv(dir)...); err != nil {
 			return ctx, fmt.Errorf("starting the local cluster: %w", err)
 		}
 		cfg.WithKubeconfigFile(filepath.Join(dir, "kubeconfig"))
@@ -107,11 +118,7 @@ func localClusterUp(dir string) env.Func {
 // localClusterDown stops the local cluster and every process it started.
 func localClusterDown(dir string) env.Func {
 	return func(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
-		cmd := exec.CommandContext(ctx, filepath.Join(repoRoot, "hack", "cluster.sh"), "down")
-		// 12 nodes of 110 pods: room for the 1,000-pod job of the kill feature beside the others.
-		cmd.Env = append(os.Environ(), "DEVCLUSTER_DIR="+dir, "CLUSTER="+clusterName, "NODES=12")
-		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-		return ctx, cmd.Run()
+		return ctx, clusterScript(ctx, "down", localClusterEnv(dir)...)
 	}
 }
 

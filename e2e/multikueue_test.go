@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -71,10 +70,7 @@ const (
 )
 
 func (mk *multiKueue) cluster(ctx context.Context, verb string) error {
-	cmd := exec.CommandContext(ctx, filepath.Join(repoRoot, "hack", "cluster.sh"), verb)
-	cmd.Env = append(os.Environ(), "DEVCLUSTER_DIR="+mk.dir, "CLUSTER="+managerCluster, "NODES=1")
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	return cmd.Run()
+	return clusterScript(ctx, verb, "DEVCLUSTER_DIR="+mk.dir, "CLUSTER="+managerCluster, "NODES=1")
 }
 
 func (mk *multiKueue) setUp(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
