@@ -8,10 +8,12 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -21,9 +23,9 @@ import (
 	"github.com/trainyard/trainyard/render"
 )
 
-// crdTracker knows which PodGroup CRDs (and Kueue's Workload CRD) are installed, from a
-// metadata-only watch of CustomResourceDefinitions, and wakes the jobs of a kind when one appears
-// or goes.
+// crdTracker knows which PodGroup CRDs (and Kueue's Workload CRD) are installed, and at which
+// versions the cluster serves the built-in scheduling.k8s.io PodGroup, from metadata-only watches of
+// CustomResourceDefinitions and APIServices, and wakes the jobs of a kind when one appears or goes.
 type crdTracker struct {
 	mu  sync.RWMutex
 	set map[string]bool
@@ -43,9 +45,10 @@ func (t *crdTracker) installed() map[string]bool {
 }
 
 // discoverBuiltin records at which versions the cluster serves the built-in scheduling.k8s.io
-// PodGroup (beta or alpha, behind a feature gate), under render.KubernetesGangAPIs. Note: it is
-// asked once, at start; enabling the API means restarting the kube-apiserver, and the operator
-// with it.
+// PodGroup (beta or alpha, behind a feature gate), under render.KubernetesGangAPIs, at start. Later
+// changes (an API turned on or off, a control plane upgraded to a release that serves another
+// version) come from the APIService watch: the kube-apiserver keeps an APIService named
+// <version>.scheduling.k8s.io for each version it serves.
 func (t *crdTracker) discoverBuiltin(mapper meta.RESTMapper) error {
 	gk := schema.GroupKind{Group: render.KubernetesGangGroup, Kind: "PodGroup"}
 	mappings, err := mapper.RESTMappings(gk) // every version the cluster serves, in one discovery
@@ -67,12 +70,14 @@ func (t *crdTracker) discoverBuiltin(mapper meta.RESTMapper) error {
 	return nil
 }
 
-// update records that the CRD name is present or not, and reports whether it is a PodGroup CRD.
-// Note: every kind's handler shares the tracker and wakes its own jobs whenever a PodGroup CRD
-// comes or goes; gating the wake on "this call changed the set" woke only the kind whose handler
-// happened to run first.
+// update records that name is present or not, and reports whether render cares about it: a
+// PodGroup CRD, Kueue's Workload CRD or the APIService of a built-in PodGroup version. A change of
+// the built-in PodGroup's versions is logged (rare: the kube-apiserver restarted with other
+// flags). Note: every kind's handler shares the tracker and wakes its own jobs whenever a PodGroup
+// CRD comes or goes; gating the wake on "this call changed the set" woke only the kind whose
+// handler happened to run first.
 func (t *crdTracker) update(name string, present bool) bool {
-	if !slices.Contains(render.PodGroupCRDs(), name) && name != kueue.WorkloadCRD {
+	if !slices.Contains(render.PodGroupCRDs(), name) && name != kueue.WorkloadCRD && !slices.Contains(render.KubernetesGangAPIs(), name) {
 		return false
 	}
 	t.mu.Lock()
@@ -90,12 +95,30 @@ func (t *crdTracker) update(name string, present bool) bool {
 		delete(set, name)
 	}
 	t.set = set
+	if slices.Contains(render.KubernetesGangAPIs(), name) {
+		ctrl.Log.WithName("gang-apis").Info("the cluster's built-in Workload and PodGroup API changed", "apiService", name, "served", present)
+	}
 	return true
 }
 
-// handler keeps the set current and requeues every job listed by jobs when a PodGroup CRD comes
-// or goes.
-func (t *crdTracker) handler(jobs func(context.Context) []reconcile.Request) handler.EventHandler {
+// crdHandler keeps the set current and requeues every job listed by jobs when a PodGroup CRD
+// comes or goes. Every CRD created is also announced on t.created (for serveWhenInstalled).
+func (t *crdTracker) crdHandler(jobs func(context.Context) []reconcile.Request) handler.EventHandler {
+	return t.handler(jobs, func(name string) {
+		select {
+		case t.created <- name:
+		default:
+		}
+	})
+}
+
+// apiServiceHandler keeps the set current and requeues every job listed by jobs when the cluster
+// starts or stops serving a version of the built-in PodGroup.
+func (t *crdTracker) apiServiceHandler(jobs func(context.Context) []reconcile.Request) handler.EventHandler {
+	return t.handler(jobs, nil)
+}
+
+func (t *crdTracker) handler(jobs func(context.Context) []reconcile.Request, announce func(name string)) handler.EventHandler {
 	wake := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		for _, r := range jobs(ctx) {
 			q.Add(r)
@@ -103,9 +126,8 @@ func (t *crdTracker) handler(jobs func(context.Context) []reconcile.Request) han
 	}
 	return handler.Funcs{
 		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			select {
-			case t.created <- e.Object.GetName():
-			default:
+			if announce != nil {
+				announce(e.Object.GetName())
 			}
 			if t.update(e.Object.GetName(), true) {
 				wake(ctx, q)
@@ -117,6 +139,12 @@ func (t *crdTracker) handler(jobs func(context.Context) []reconcile.Request) han
 			}
 		},
 	}
+}
+
+// apiService is the kube-aggregator's APIService, for a metadata-only watch (its Go type is not
+// among the operator's dependencies).
+func apiService() *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "apiregistration.k8s.io/v1", Kind: "APIService"}}
 }
 
 // jobRequests lists every job of a kind from the cache, as requests.

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 	"github.com/trainyard/trainyard/render"
 )
 
@@ -32,7 +33,7 @@ func TestEveryKindIsWokenWhenAPodGroupCRDIsInstalled(t *testing.T) {
 	}
 	crd := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "podgroups.scheduling.volcano.sh"}}
 	for _, kind := range []string{"tf-job", "pt-job"} {
-		tracker.handler(jobsOf(kind)).Create(context.Background(), event.CreateEvent{Object: crd}, queues[kind])
+		tracker.crdHandler(jobsOf(kind)).Create(context.Background(), event.CreateEvent{Object: crd}, queues[kind])
 	}
 	for kind, q := range queues {
 		if q.Len() != 1 {
@@ -43,7 +44,7 @@ func TestEveryKindIsWokenWhenAPodGroupCRDIsInstalled(t *testing.T) {
 		t.Error("the tracker does not know the CRD is installed")
 	}
 	other := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "widgets.example.com"}}
-	tracker.handler(jobsOf("pt-job")).Create(context.Background(), event.CreateEvent{Object: other}, queues["pt-job"])
+	tracker.crdHandler(jobsOf("pt-job")).Create(context.Background(), event.CreateEvent{Object: other}, queues["pt-job"])
 	if queues["pt-job"].Len() != 1 {
 		t.Error("an unrelated CRD woke jobs")
 	}
@@ -95,5 +96,63 @@ func TestDiscoverBuiltinRecordsTheServedVersions(t *testing.T) {
 				t.Error("the CRDs known before were forgotten")
 			}
 		})
+	}
+}
+
+// A control plane upgraded from 1.36 to 1.37 under a running operator stops serving the gang
+// objects at v1alpha2 and starts serving them at v1beta1: the kube-apiserver deletes the one
+// APIService and creates the other. The tracker follows, every job is woken each time, and render
+// then writes the new version. An unrelated APIService changes nothing and wakes nobody, and no
+// APIService is announced as a newly installed CRD.
+func TestTheServedGangVersionFollowsTheAPIServices(t *testing.T) {
+	tracker := newCRDTracker()
+	tracker.update("v1alpha2.scheduling.k8s.io", true) // as discoverBuiltin found it at start
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer q.ShutDown()
+	woken := func() int {
+		n := q.Len()
+		for range n {
+			r, _ := q.Get()
+			q.Done(r)
+			q.Forget(r)
+		}
+		return n
+	}
+	h := tracker.apiServiceHandler(func(context.Context) []reconcile.Request {
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "gang"}}}
+	})
+	job := &render.Job{Scheduler: &batch.SchedulePolicy{Kubernetes: &batch.KubernetesScheduler{}}}
+	version := func() string {
+		kinds := render.GangKinds(job, tracker.installed())
+		if len(kinds) == 0 {
+			return "none"
+		}
+		return kinds[0].Version
+	}
+	apiService := func(name string) *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	}
+	if got := version(); got != "v1alpha2" {
+		t.Fatalf("before the upgrade render writes %s; want v1alpha2", got)
+	}
+	h.Delete(context.Background(), event.DeleteEvent{Object: apiService("v1alpha2.scheduling.k8s.io")}, q)
+	if got, n := version(), woken(); got != "none" || n != 1 {
+		t.Errorf("v1alpha2 gone: render writes %s, %d jobs woken; want none, 1", got, n)
+	}
+	h.Create(context.Background(), event.CreateEvent{Object: apiService("v1beta1.scheduling.k8s.io")}, q)
+	if got, n := version(), woken(); got != "v1beta1" || n != 1 {
+		t.Errorf("v1beta1 served: render writes %s, %d jobs woken; want v1beta1, 1", got, n)
+	}
+	h.Create(context.Background(), event.CreateEvent{Object: apiService("v1.apps")}, q)
+	if got, n := version(), woken(); got != "v1beta1" || n != 0 {
+		t.Errorf("an unrelated APIService: render writes %s, %d jobs woken; want v1beta1, 0", got, n)
+	}
+	if tracker.installed()["v1.apps"] {
+		t.Error("the tracker recorded an unrelated APIService")
+	}
+	select {
+	case name := <-tracker.created:
+		t.Errorf("the APIService %s was announced as a newly installed CRD", name)
+	default:
 	}
 }

@@ -7,8 +7,8 @@ package controller
 // references with blockOwnerDeletion need it). Nodes are only read (their Ready condition says
 // when a node's pods are lost). PodGroups are read uncached (get only). A T9k job under Kueue has
 // a Workload, created, patched (spec.active and status, by merge patch) and deleted;
-// ResourceFlavors and priority classes are only read. No
-// Secrets, ConfigMaps or cluster-scoped writes. The e2e suite runs the operator under exactly
+// ResourceFlavors and priority classes are only read. CRDs and APIServices are watched for their
+// names only (which PodGroup kinds and versions are served). No Secrets, ConfigMaps or cluster-scoped writes. The e2e suite runs the operator under exactly
 // this role (a ServiceAccount token), and checks `kubectl auth can-i --list` against
 // e2e/testdata/rbac-can-i.txt.
 //
@@ -24,6 +24,7 @@ package controller
 // +kubebuilder:rbac:groups=scheduler.tensorstack.dev;scheduling.volcano.sh;scheduling.x-k8s.io,resources=podgroups,verbs=get;create;patch;delete
 // +kubebuilder:rbac:groups=scheduling.k8s.io,resources=workloads;podgroups,verbs=get;create;patch;delete
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apiregistration.k8s.io,resources=apiservices,verbs=get;list;watch
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads/status,verbs=get;patch
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=resourceflavors;workloadpriorityclasses,verbs=get;list;watch

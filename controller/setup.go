@@ -150,7 +150,8 @@ func setupJobController(mgr ctrl.Manager, s *shared, kind jobKind, o Options) er
 		Watches(&corev1.Service{}, serviceEvents(kind, o.PodEventCoalesce, r.podsOf), builder.WithPredicates(serviceGone(s.svcExp, r.servicesChanged))).
 		Owns(&appsv1.Deployment{}).
 		Watches(&corev1.Node{}, jobsOnNode(mgr.GetClient(), kind), builder.WithPredicates(nodeReadyChanged())).
-		WatchesMetadata(&apiextensionsv1.CustomResourceDefinition{}, s.crds.handler(jobRequests(mgr.GetClient(), kind))).
+		WatchesMetadata(&apiextensionsv1.CustomResourceDefinition{}, s.crds.crdHandler(jobRequests(mgr.GetClient(), kind))).
+		WatchesMetadata(apiService(), s.crds.apiServiceHandler(jobRequests(mgr.GetClient(), kind))).
 		WatchesRawSource(source.Channel(r.retry, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: o.MaxConcurrentReconciles}).
 		Build(r)

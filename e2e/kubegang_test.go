@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -263,6 +265,11 @@ func TestKubernetesGangPreviousRelease(t *testing.T) {
 			kubeGangWaitsThenBindsWhole(ctx, t, prev.cfg, c, ns)
 			return ctx
 		}).
+		Assess("the gang API turned off, then on again, under the running operator: a gang job waits, saying which API to enable, then binds whole once it is served, with no operator restart", func(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {
+			c, ns := namespaced(ctx, t, prev.cfg, "kgang-toggle")
+			prev.gangAPIOffThenOn(ctx, t, c, ns)
+			return ctx
+		}).
 		Teardown(prev.down).
 		Feature()
 	testenv.Test(t, f)
@@ -333,4 +340,112 @@ func (p *previousRelease) down(ctx context.Context, t *testing.T, _ *envconf.Con
 		t.Errorf("stopping the second cluster: %v", err)
 	}
 	return ctx
+}
+
+// gangAPIOffThenOn restarts the second cluster's kube-apiserver without the gang API (its
+// --runtime-config without scheduling.k8s.io, its --feature-gates without the gang's gates), then
+// again as it was, as an administrator turning
+// the API on would. The kube-apiserver deletes the APIService of a version it no longer serves
+// and creates it again when it does; the operator, started while the API was served, must follow
+// both without a restart.
+func (p *previousRelease) gangAPIOffThenOn(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	gv := kubeGangVersion(t, c)
+	server, err := findAPIServerOf(p.dir, previousReleaseCluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := server.args
+	// Off: neither the API nor the gates that go with it (with the gates on and the API off, the
+	// kube-apiserver's own informers of the gang objects never sync, and it is never ready).
+	without := func(a, flag string, drop func(entry string) bool) (string, bool) {
+		v, ok := strings.CutPrefix(a, flag+"=")
+		if !ok {
+			return a, true
+		}
+		kept := slices.DeleteFunc(strings.Split(v, ","), drop)
+		return flag + "=" + strings.Join(kept, ","), len(kept) > 0
+	}
+	gangGates := []string{"GenericWorkload", "GangScheduling", "TopologyAwareWorkloadScheduling"}
+	var off []string
+	for _, a := range served {
+		a, keep := without(a, "--runtime-config", func(e string) bool { return strings.HasPrefix(e, render.KubernetesGangGroup+"/") })
+		if keep {
+			a, keep = without(a, "--feature-gates", func(e string) bool { return slices.Contains(gangGates, strings.Split(e, "=")[0]) })
+		}
+		if keep {
+			off = append(off, a)
+		}
+	}
+	if slices.Equal(off, served) {
+		t.Fatalf("the kube-apiserver's command line has no --runtime-config=%s/...: %q", render.KubernetesGangGroup, served)
+	}
+	operatorPID := p.operator.cmd.Process.Pid
+	apiService := gv.Version + "." + gv.Group
+	restart := func(args []string, want string) {
+		t.Helper()
+		if err := server.stop(); err != nil {
+			t.Fatal(err)
+		}
+		server.args = args
+		if err := server.start(); err != nil {
+			t.Fatal(err)
+		}
+		started := time.Now()
+		eventually(t, 60*time.Second, "the kube-apiserver is ready again", func() (bool, string) {
+			out, err := kubectl(ctx, p.cfg, "", "get", "--raw", "/readyz")
+			return err == nil, strings.TrimSpace(out)
+		})
+		eventually(t, 30*time.Second, "APIService "+apiService+" "+want, func() (bool, string) {
+			_, err := kubectl(ctx, p.cfg, "", "get", "apiservice", apiService)
+			got := "present"
+			if err != nil {
+				got = "absent: " + err.Error()
+			}
+			return strings.HasPrefix(got, want), got
+		})
+		t.Logf("the kube-apiserver restarted at %s (PID %d); APIService %s %s %.1f s after", started.Format("15:04:05.0"), server.pid, apiService, want, time.Since(started).Seconds())
+	}
+	defer func() { // never leave the cluster without its API for the next assessment
+		if !slices.Equal(server.args, served) {
+			_ = server.stop()
+			server.args = served
+			_ = server.start()
+		}
+	}()
+
+	restart(off, "absent")
+	create(ctx, t, c, ns, kubeGangJob("later", 2, "", ""))
+	eventually(t, 60*time.Second, "later waits: PodGroupCRDMissing, naming "+gv.String(), func() (bool, string) {
+		st, _ := jobStatus(ctx, c, ns, "later")
+		for _, cond := range st.Conditions {
+			if cond.Type == batch.ConditionWaiting {
+				return cond.Status == metav1.ConditionTrue && cond.Reason == batch.ReasonPodGroupCRDMissing && strings.Contains(cond.Message, gv.String()),
+					fmt.Sprintf("%s/%s: %s", cond.Status, cond.Reason, cond.Message)
+			}
+		}
+		return false, fmt.Sprintf("%+v", st.Conditions)
+	})
+	if _, all, _ := boundPods(ctx, t, c, ns, "later"); all != 0 {
+		t.Errorf("later: %d pods created while the gang API was off; want 0", all)
+	}
+
+	restart(served, "present")
+	on := time.Now()
+	// The operator's part: the Workload, the PodGroup and the pods. Binding them is the scheduler's,
+	// whose watches of the gang objects come back after their own back-off.
+	eventually(t, 60*time.Second, "later's Workload, PodGroup and 2 pods exist", func() (bool, string) {
+		w, pg := gangObjects(ctx, t, c, ns, "later")
+		_, all, _ := boundPods(ctx, t, c, ns, "later")
+		return w && pg && all == 2, fmt.Sprintf("Workload %v, PodGroup %v, %d pods", w, pg, all)
+	})
+	made := time.Since(on)
+	eventually(t, 90*time.Second, "later's 2 pods bound", func() (bool, string) {
+		bound, all, _ := boundPods(ctx, t, c, ns, "later")
+		return bound == 2, fmt.Sprintf("%d of %d pods bound", bound, all)
+	})
+	waitPhase(ctx, t, c, ns, "later", batch.JobRunning)
+	t.Logf("later: Workload, PodGroup and pods created %.1f s, both pods bound and Running %.1f s, after the API was served again", made.Seconds(), time.Since(on).Seconds())
+	if !p.operator.alive() || p.operator.cmd.Process.Pid != operatorPID {
+		t.Errorf("the operator (PID %d) did not live through the API's change", operatorPID)
+	}
 }

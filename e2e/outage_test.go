@@ -36,7 +36,13 @@ type apiServer struct {
 }
 
 func findAPIServer() (*apiServer, error) {
-	root := filepath.Join(localCluster, "kwok", "clusters", clusterName)
+	return findAPIServerOf(localCluster, clusterName)
+}
+
+// findAPIServerOf finds the kube-apiserver of the cluster that hack/cluster.sh started in dir
+// (its DEVCLUSTER_DIR) under the name cluster (its CLUSTER).
+func findAPIServerOf(dir, cluster string) (*apiServer, error) {
+	root := filepath.Join(dir, "kwok", "clusters", cluster)
 	s := &apiServer{pidFile: filepath.Join(root, "pids", "kube-apiserver.pid"), log: filepath.Join(root, "logs", "kube-apiserver.log")}
 	b, err := os.ReadFile(s.pidFile)
 	if err != nil {
