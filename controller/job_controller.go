@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -117,6 +118,9 @@ type jobMemory struct {
 	// createRefused is the API server's refusal of the job's last pod creation, until pods are
 	// created again: the Waiting condition's CreateFailed message.
 	createRefused string
+	// gangRefused is the API server's refusal of the job's last gang object apply, until one
+	// succeeds: the Waiting condition's CreateFailed message (no pod is created without it).
+	gangRefused string
 	// deleted: the job's deletion has been seen (jobDeleted).
 	deleted bool
 	// released: the job's pods and Services have been sent for deletion (releaseDeleted).
@@ -249,7 +253,7 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	derive := status.Input{
 		Job: &model, Generation: job.GetGeneration(), Current: current, Pods: pods,
 		Out: out, RenderErr: renderErr, TensorBoard: tb, TensorBoardPods: waiting.tensorBoard,
-		Gang: waiting.gang, CreateRefused: waiting.createRefused, Now: now,
+		Gang: waiting.gang, CreateRefused: waiting.createRefused, GangRefused: waiting.gangRefused, Now: now,
 	}
 	next := status.Derive(derive)
 	result := ctrl.Result{}
@@ -318,7 +322,7 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	warn := r.firstRoundOf(uid, job.GetGeneration())
 	for _, e := range status.Events(status.Round{
 		Prev: &current, Next: &next, Out: out, RenderErr: renderErr,
-		Created: act.created, CreateErr: act.createErr, Warn: warn, Written: written,
+		Created: act.created, CreateErr: cmp.Or(act.createErr, act.gangErr), Warn: warn, Written: written,
 	}) {
 		r.recorder.Eventf(job, nil, e.Type, e.Reason, "Reconcile", "%s", e.Message)
 	}
@@ -367,6 +371,7 @@ func (r *jobReconciler) ownedPods(job client.Object) ([]*corev1.Pod, error) {
 type actions struct {
 	created   []string
 	createErr error
+	gangErr   error          // the gang object's apply failed: no pod was created
 	deleted   map[string]int // by reason
 	gone      bool           // the job was deleted while its pods were created: no status to write
 	// moreServices: a Kubeflow job's per-replica Services are still to be created (a slice per round).
@@ -389,10 +394,11 @@ func (r *jobReconciler) act(ctx context.Context, job client.Object, model *rende
 	}()
 	var errs []error
 	podGroupReady := true
-	if err := r.applyPodGroup(ctx, job, model, out); err != nil {
-		errs = append(errs, err)
+	if a.gangErr = r.applyPodGroup(ctx, job, model, out); a.gangErr != nil {
+		errs = append(errs, a.gangErr)
 		podGroupReady = false
 	}
+	r.rememberGang(job.GetUID(), a.gangErr)
 	a.deleted, errs = r.deletePods(ctx, job, out.Decisions.Delete, errs)
 	if podGroupReady && len(out.Decisions.Create) > 0 {
 		a.created, a.createErr = r.createPods(ctx, job, out)

@@ -24,12 +24,13 @@ const waitingRecheck = 5 * time.Second
 
 // waitingInputs are the observations the Waiting condition needs beside the job's pods: the live
 // gang object while pods wait unbound, the TensorBoard's pods while it is not available, and the
-// API server's refusal of the last pod creation. recheck is set when the answer can change
+// API server's refusal of the last pod creation or gang object. recheck is set when the answer can change
 // without an event the operator watches.
 type waitingInputs struct {
 	gang          *unstructured.Unstructured
 	tensorBoard   []*corev1.Pod
 	createRefused string
+	gangRefused   string
 	recheck       bool
 }
 
@@ -37,6 +38,7 @@ func (r *jobReconciler) waitingInputs(ctx context.Context, job client.Object, mo
 	var w waitingInputs
 	r.mu.Lock()
 	w.createRefused = r.memory(job.GetUID()).createRefused
+	w.gangRefused = r.memory(job.GetUID()).gangRefused
 	r.mu.Unlock()
 	if out == nil || out.Decisions.Blocked != nil || model.Finished() || model.Pause {
 		return w
@@ -73,6 +75,22 @@ func (r *jobReconciler) rememberCreate(uid types.UID, created []string, err erro
 	}
 	r.mu.Lock()
 	r.memory(uid).createRefused = refused
+	r.mu.Unlock()
+}
+
+// rememberGang records the API server's refusal of the job's gang object, or clears it once an
+// apply goes through (or none is wanted). Another failure (the API server unreachable, say)
+// leaves the last answer standing.
+func (r *jobReconciler) rememberGang(uid types.UID, err error) {
+	if err != nil && !refusal(err) {
+		return
+	}
+	refused := ""
+	if err != nil {
+		refused = refusalMessage(err)
+	}
+	r.mu.Lock()
+	r.memory(uid).gangRefused = refused
 	r.mu.Unlock()
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -18,6 +19,7 @@ import (
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
+	"github.com/trainyard/trainyard/render"
 )
 
 // TestWhyNotRunning: a job that cannot run fully says why, in its Waiting condition (the Reason
@@ -31,6 +33,7 @@ func TestWhyNotRunning(t *testing.T) {
 		operatorFeature("why not running: a missing PersistentVolumeClaim is PVCNotFound", "why-pvc", whyPVCMissing),
 		operatorFeature("why not running: a ResourceQuota's refusal is CreateFailed, in the API server's words", "why-quota", whyQuota),
 		operatorFeature("why not running: Pod Security's refusal is CreateFailed, in the API server's words", "why-pss", whyPodSecurity),
+		operatorFeature("why not running: an admission policy's refusal of the gang's Workload is CreateFailed, in the API server's words, and the job starts once the policy goes", "why-gang", whyGangRefused),
 		operatorFeature("why not running: an image that cannot be pulled is ImagePullBackOff, and the event is said once", "why-image", whyImage),
 		operatorFeature("why not running: a missing Secret key is CreateContainerConfigError", "why-config", whyConfig),
 		operatorFeature("why not running: a restarted replica says Restarting, naming the pod and its exit code", "why-restart", whyRestarting),
@@ -112,6 +115,72 @@ func whyPodSecurity(ctx context.Context, t *testing.T, c client.Client, ns strin
 	}
 	create(ctx, t, c, ns, pyTorchJob("unsafe").Obj())
 	waitingIs(ctx, t, c, ns, "unsafe", batch.ReasonCreateFailed, "violates PodSecurity")
+}
+
+func whyGangRefused(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	// A ValidatingAdmissionPolicy (the API server's own CEL admission) that refuses every
+	// kube-scheduler Workload in this namespace, as an administrator keeping gangs out would.
+	name := "no-gangs-" + ns
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr(admissionregistrationv1.Fail),
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{render.KubernetesGangGroup}, APIVersions: []string{"*"}, Resources: []string{"workloads"}},
+				}}}},
+			Validations: []admissionregistrationv1.Validation{{Expression: "false", Message: "gang scheduling is not allowed in this namespace"}},
+		}}
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        name,
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{corev1.LabelMetadataName: ns}}},
+		}}
+	for _, obj := range []client.Object{policy, binding} {
+		if err := c.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Delete(context.Background(), obj) })
+	}
+	job := pyTorchJob("refused").Workers(1, sim("", "")).Obj().(*batch.PyTorchTrainingJob)
+	job.Spec.Scheduler = &batch.SchedulePolicy{Kubernetes: &batch.KubernetesScheduler{}}
+	// The policy holds once the API server has loaded it: a dry run of the Workload render makes
+	// for the job is refused.
+	gv := kubeGangVersion(t, c)
+	probe := job.DeepCopy()
+	probe.Namespace, probe.UID = ns, "probe"
+	out, err := render.Render(render.Input{Job: render.FromPyTorchTrainingJob(probe), InstalledCRDs: map[string]bool{gv.Version + "." + gv.Group: true}, Now: time.Now()})
+	if err != nil || out.Workload == nil {
+		t.Fatalf("rendering the job's Workload: %v (%v)", err, out)
+	}
+	eventually(t, 30*time.Second, "the policy refuses the job's Workload (server dry run)", func() (bool, string) {
+		err := c.Create(ctx, out.Workload.DeepCopy(), client.DryRunAll)
+		return err != nil && strings.Contains(err.Error(), "gang scheduling is not allowed"), fmt.Sprint(err)
+	})
+	create(ctx, t, c, ns, job)
+	waitingIs(ctx, t, c, ns, "refused", batch.ReasonCreateFailed, "gang scheduling is not allowed in this namespace")
+	if pods := jobPods(ctx, t, c, ns, "refused"); len(pods) != 0 {
+		t.Errorf("%d pods created without the gang's Workload; want 0", len(pods))
+	}
+	if n := countEvents(ctx, t, c, ns, batch.ReasonCreateFailed); n == 0 {
+		t.Errorf("no %s event", batch.ReasonCreateFailed)
+	}
+	// The administrator lifts the policy: the job starts on its own, and the cause is gone.
+	if err := c.Delete(ctx, binding); err != nil {
+		t.Fatal(err)
+	}
+	lifted := time.Now()
+	eventually(t, 90*time.Second, "refused's Workload and 2 pods exist, and no CreateFailed", func() (bool, string) {
+		w, _ := gangObjects(ctx, t, c, ns, "refused")
+		pods := jobPods(ctx, t, c, ns, "refused")
+		st, _ := jobStatus(ctx, c, ns, "refused")
+		cond := meta.FindStatusCondition(st.Conditions, batch.ConditionWaiting)
+		still := cond != nil && cond.Status == metav1.ConditionTrue && cond.Reason == batch.ReasonCreateFailed
+		return w && len(pods) == 2 && !still, fmt.Sprintf("Workload %v, %d pods, Waiting %v", w, len(pods), cond)
+	})
+	t.Logf("refused: Workload and pods created, CreateFailed gone, %.1f s after the policy's binding was deleted", time.Since(lifted).Seconds())
 }
 
 func whyImage(ctx context.Context, t *testing.T, c client.Client, ns string) {

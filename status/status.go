@@ -42,7 +42,10 @@ type Input struct {
 	// CreateRefused is the API server's refusal of the job's latest pod creation, if it was
 	// refused and no creation has succeeded since.
 	CreateRefused string
-	Now           time.Time
+	// GangRefused is the API server's refusal of the job's latest gang object (a Workload or a
+	// PodGroup: no pod is created before it), if it was refused and no apply has succeeded since.
+	GangRefused string
+	Now         time.Time
 }
 
 // maxConditionMessage is the longest message a condition may have (metav1.Condition's schema);

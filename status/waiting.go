@@ -39,7 +39,7 @@ var kubeletWaitingReasons = map[string]bool{
 
 // waitingCause names the one cause that keeps the job from running fully, in order of what must
 // be fixed first: a spec render refuses, a missing PodGroup kind, a queue that has not admitted
-// the job, pod creation refused by the API server, replicas lost or being restarted, a gang
+// the job, its gang object or pod creation refused by the API server, replicas lost or being restarted, a gang
 // scheduler holding the pods, pods the scheduler cannot place, containers that cannot start, pods
 // not created yet while the scheduler catches up (Decisions.HeldForScheduler). A
 // finished or paused job, and one whose pods all run, has none.
@@ -61,6 +61,9 @@ func waitingCause(in Input, st *batch.TrainingJobStatus) *cause {
 	}
 	if d.Phase == batch.JobSucceeded || d.Phase == batch.JobFailed || d.Phase == batch.JobPaused || in.Job.Pause {
 		return nil
+	}
+	if in.GangRefused != "" {
+		return &cause{batch.ReasonCreateFailed, "the API server refused the job's gang object, so no pod is created: " + in.GangRefused}
 	}
 	if in.CreateRefused != "" {
 		return &cause{batch.ReasonCreateFailed, "the API server refused to create pods: " + in.CreateRefused}

@@ -59,6 +59,7 @@ func TestWaiting(t *testing.T) {
 		pods        []corev1.Pod
 		gang        *unstructured.Unstructured
 		refused     string
+		gangRefused string
 		queued      *render.Blocked
 		renderErr   bool
 		maxWaiting  int    // render's MaxUnscheduledPods
@@ -91,6 +92,11 @@ func TestWaiting(t *testing.T) {
 			job:        newJob(2).Status(running).Obj(),
 			pods:       []corev1.Pod{waitingContainer("master", 0, "ErrImagePull", "pull failed"), waitingContainer("worker", 0, "ErrImagePull", "pull failed"), unschedulable("worker", 1, noGPU)},
 			wantReason: batch.ReasonUnschedulable, wantMessage: "1 of 3 pods: " + noGPU,
+		},
+		"a gang object refused by the API server says so in its words": {
+			job:         newJob(1).Obj(),
+			gangRefused: `workloads.scheduling.k8s.io "j" is forbidden: ValidatingAdmissionPolicy 'no-gangs' with binding 'no-gangs' denied request: gang scheduling is not allowed here`,
+			wantReason:  batch.ReasonCreateFailed, wantMessage: `the API server refused the job's gang object, so no pod is created: workloads.scheduling.k8s.io "j" is forbidden: ValidatingAdmissionPolicy 'no-gangs' with binding 'no-gangs' denied request: gang scheduling is not allowed here`,
 		},
 		"pod creation refused by the API server says so in its words": {
 			job:        newJob(1).Status(running).Obj(),
@@ -144,7 +150,7 @@ func TestWaiting(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			in := Input{Job: &tc.job, Generation: 2, Current: tc.job.Status, Pods: ptrs(tc.pods), Gang: tc.gang,
-				CreateRefused: tc.refused, Now: t0}
+				CreateRefused: tc.refused, GangRefused: tc.gangRefused, Now: t0}
 			if tc.renderErr {
 				in.RenderErr = errors.New("spec.replicaSpecs: bad")
 			} else {
