@@ -8,9 +8,9 @@ package controller
 // when a node's pods are lost). PodGroups are read uncached (get only). A T9k job under Kueue has
 // a Workload, created, patched (spec.active and status, by merge patch) and deleted;
 // ResourceFlavors and priority classes are only read. CRDs and APIServices are watched for their
-// names only (which PodGroup kinds and versions are served). No Secrets, ConfigMaps or cluster-scoped writes. The e2e suite runs the operator under exactly
-// this role (a ServiceAccount token), and checks `kubectl auth can-i --list` against
-// e2e/testdata/rbac-can-i.txt.
+// names only (which PodGroup kinds and versions are served). No Secrets, ConfigMaps or
+// cluster-scoped writes. The e2e suite runs the operator under exactly this role (a ServiceAccount
+// token), and checks `kubectl auth can-i --list` against e2e/testdata/rbac-can-i.txt.
 //
 // +kubebuilder:rbac:groups=batch.tensorstack.dev,resources=pytorchtrainingjobs;tensorflowtrainingjobs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=batch.tensorstack.dev,resources=pytorchtrainingjobs/status;tensorflowtrainingjobs/status,verbs=get;patch

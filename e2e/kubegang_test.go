@@ -250,9 +250,10 @@ func kubeGangTopology(ctx context.Context, t *testing.T, c client.Client, ns str
 
 // TestKubernetesGangPreviousRelease: the same gang on the previous Kubernetes release
 // (KUBE_PREVIOUS_VERSION of hack/versions.sh), whose Workload and PodGroup are another API version
-// of another shape. It runs on a second loopback cluster (hack/cluster.sh at that version, 9 KWOK
-// nodes, its own real kube-scheduler) with Trainyard's CRDs and an operator of its own; the local
-// provider only, as it starts the cluster itself.
+// of another shape; then, under the same operator, the gang API turned off and on, and the control
+// plane upgraded to KUBE_VERSION. It runs on a second loopback cluster (hack/cluster.sh at that
+// version, 9 KWOK nodes, its own real kube-scheduler) with Trainyard's CRDs and an operator of its
+// own; the local provider only, as it starts (and restarts) the cluster itself.
 func TestKubernetesGangPreviousRelease(t *testing.T) {
 	prev := &previousRelease{}
 	f := features.New("kube-scheduler gang scheduling on the previous Kubernetes release").
@@ -268,6 +269,11 @@ func TestKubernetesGangPreviousRelease(t *testing.T) {
 		Assess("the gang API turned off, then on again, under the running operator: a gang job waits, saying which API to enable, then binds whole once it is served, with no operator restart", func(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {
 			c, ns := namespaced(ctx, t, prev.cfg, "kgang-toggle")
 			prev.gangAPIOffThenOn(ctx, t, c, ns)
+			return ctx
+		}).
+		Assess("the control plane upgraded to the current release under the running operator, as the docs advise (the gang job paused first): resumed, the job gets the new release's Workload and PodGroup and binds whole", func(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {
+			c, ns := namespaced(ctx, t, prev.cfg, "kgang-upgrade")
+			prev.upgradeUnderOperator(ctx, t, c, ns)
 			return ctx
 		}).
 		Teardown(prev.down).
@@ -344,67 +350,30 @@ func (p *previousRelease) down(ctx context.Context, t *testing.T, _ *envconf.Con
 
 // gangAPIOffThenOn restarts the second cluster's kube-apiserver without the gang API (its
 // --runtime-config without scheduling.k8s.io, its --feature-gates without the gang's gates), then
-// again as it was, as an administrator turning
-// the API on would. The kube-apiserver deletes the APIService of a version it no longer serves
-// and creates it again when it does; the operator, started while the API was served, must follow
-// both without a restart.
+// again as it was, as an administrator turning the API on would. The kube-apiserver deletes the
+// APIService of a version it no longer serves and creates it again when it does; the operator,
+// started while the API was served, must follow both without a restart.
 func (p *previousRelease) gangAPIOffThenOn(ctx context.Context, t *testing.T, c client.Client, ns string) {
 	gv := kubeGangVersion(t, c)
-	server, err := findAPIServerOf(p.dir, previousReleaseCluster)
+	server, err := findComponent(p.dir, previousReleaseCluster, "kube-apiserver")
 	if err != nil {
 		t.Fatal(err)
 	}
 	served := server.args
 	// Off: neither the API nor the gates that go with it (with the gates on and the API off, the
 	// kube-apiserver's own informers of the gang objects never sync, and it is never ready).
-	without := func(a, flag string, drop func(entry string) bool) (string, bool) {
-		v, ok := strings.CutPrefix(a, flag+"=")
-		if !ok {
-			return a, true
-		}
-		kept := slices.DeleteFunc(strings.Split(v, ","), drop)
-		return flag + "=" + strings.Join(kept, ","), len(kept) > 0
-	}
 	gangGates := []string{"GenericWorkload", "GangScheduling", "TopologyAwareWorkloadScheduling"}
-	var off []string
-	for _, a := range served {
-		a, keep := without(a, "--runtime-config", func(e string) bool { return strings.HasPrefix(e, render.KubernetesGangGroup+"/") })
-		if keep {
-			a, keep = without(a, "--feature-gates", func(e string) bool { return slices.Contains(gangGates, strings.Split(e, "=")[0]) })
-		}
-		if keep {
-			off = append(off, a)
-		}
-	}
+	off := withFlag(served, "--runtime-config", func(e []string) []string {
+		return slices.DeleteFunc(e, func(e string) bool { return strings.HasPrefix(e, render.KubernetesGangGroup+"/") })
+	})
+	off = withFlag(off, "--feature-gates", func(e []string) []string {
+		return slices.DeleteFunc(e, func(e string) bool { return slices.Contains(gangGates, strings.Split(e, "=")[0]) })
+	})
 	if slices.Equal(off, served) {
 		t.Fatalf("the kube-apiserver's command line has no --runtime-config=%s/...: %q", render.KubernetesGangGroup, served)
 	}
 	operatorPID := p.operator.cmd.Process.Pid
 	apiService := gv.Version + "." + gv.Group
-	restart := func(args []string, want string) {
-		t.Helper()
-		if err := server.stop(); err != nil {
-			t.Fatal(err)
-		}
-		server.args = args
-		if err := server.start(); err != nil {
-			t.Fatal(err)
-		}
-		started := time.Now()
-		eventually(t, 60*time.Second, "the kube-apiserver is ready again", func() (bool, string) {
-			out, err := kubectl(ctx, p.cfg, "", "get", "--raw", "/readyz")
-			return err == nil, strings.TrimSpace(out)
-		})
-		eventually(t, 30*time.Second, "APIService "+apiService+" "+want, func() (bool, string) {
-			_, err := kubectl(ctx, p.cfg, "", "get", "apiservice", apiService)
-			got := "present"
-			if err != nil {
-				got = "absent: " + err.Error()
-			}
-			return strings.HasPrefix(got, want), got
-		})
-		t.Logf("the kube-apiserver restarted at %s (PID %d); APIService %s %s %.1f s after", started.Format("15:04:05.0"), server.pid, apiService, want, time.Since(started).Seconds())
-	}
 	defer func() { // never leave the cluster without its API for the next assessment
 		if !slices.Equal(server.args, served) {
 			_ = server.stop()
@@ -413,7 +382,7 @@ func (p *previousRelease) gangAPIOffThenOn(ctx context.Context, t *testing.T, c 
 		}
 	}()
 
-	restart(off, "absent")
+	p.restartAPIServer(ctx, t, server, off, apiService, false)
 	create(ctx, t, c, ns, kubeGangJob("later", 2, "", ""))
 	eventually(t, 60*time.Second, "later waits: PodGroupCRDMissing, naming "+gv.String(), func() (bool, string) {
 		st, _ := jobStatus(ctx, c, ns, "later")
@@ -429,8 +398,7 @@ func (p *previousRelease) gangAPIOffThenOn(ctx context.Context, t *testing.T, c 
 		t.Errorf("later: %d pods created while the gang API was off; want 0", all)
 	}
 
-	restart(served, "present")
-	on := time.Now()
+	on := p.restartAPIServer(ctx, t, server, served, apiService, true)
 	// The operator's part: the Workload, the PodGroup and the pods. Binding them is the scheduler's,
 	// whose watches of the gang objects come back after their own back-off.
 	eventually(t, 60*time.Second, "later's Workload, PodGroup and 2 pods exist", func() (bool, string) {
@@ -447,5 +415,144 @@ func (p *previousRelease) gangAPIOffThenOn(ctx context.Context, t *testing.T, c 
 	t.Logf("later: Workload, PodGroup and pods created %.1f s, both pods bound and Running %.1f s, after the API was served again", made.Seconds(), time.Since(on).Seconds())
 	if !p.operator.alive() || p.operator.cmd.Process.Pid != operatorPID {
 		t.Errorf("the operator (PID %d) did not live through the API's change", operatorPID)
+	}
+}
+
+// restartAPIServer starts the second cluster's kube-apiserver again with args, waits until it is
+// ready and the APIService is there (present) or not, and returns when it was.
+func (p *previousRelease) restartAPIServer(ctx context.Context, t *testing.T, server *apiServer, args []string, apiService string, present bool) time.Time {
+	t.Helper()
+	restartComponent(t, server, args)
+	started := time.Now()
+	eventually(t, 60*time.Second, "the kube-apiserver is ready again", func() (bool, string) {
+		out, err := kubectl(ctx, p.cfg, "", "get", "--raw", "/readyz")
+		return err == nil, strings.TrimSpace(out)
+	})
+	eventually(t, 30*time.Second, fmt.Sprintf("APIService %s there: %v", apiService, present), func() (bool, string) {
+		_, err := kubectl(ctx, p.cfg, "", "get", "apiservice", apiService)
+		return (err == nil) == present, fmt.Sprint(err)
+	})
+	t.Logf("the kube-apiserver restarted at %s (PID %d); APIService %s there: %v, %.1f s after", started.Format("15:04:05.0"), server.pid, apiService, present, time.Since(started).Seconds())
+	return time.Now()
+}
+
+// restartComponent stops a control-plane component and starts it with args.
+func restartComponent(t *testing.T, comp *apiServer, args []string) {
+	t.Helper()
+	if err := comp.stop(); err != nil {
+		t.Fatal(err)
+	}
+	comp.args = args
+	if err := comp.start(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// withFlag is args with the entries of the comma-separated flag (--flag=a,b) edited by edit; the
+// flag is left out when no entry is left.
+func withFlag(args []string, flag string, edit func(entries []string) []string) []string {
+	var out []string
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, flag+"="); ok {
+			entries := edit(strings.Split(v, ","))
+			if len(entries) == 0 {
+				continue
+			}
+			a = flag + "=" + strings.Join(entries, ",")
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// upgradeUnderOperator is the upgrade docs/user-guide/scheduling.md advises, from the previous
+// release to KUBE_VERSION under the running operator: the gang job paused first (its Workload and
+// PodGroup deleted, none left at the old version), the kube-apiserver and the kube-scheduler
+// restarted on the new release's binaries with its gates and API (the controller-manager stays a
+// release behind, as Kubernetes' version skew allows), the job resumed. The operator must write
+// the new version's objects, and the job bind whole, with no operator restart.
+func (p *previousRelease) upgradeUnderOperator(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	target, err := versionsVar("KUBE_VERSION")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeBin, err := versionsVar("KUBE_BIN")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := kubeGangVersion(t, c)
+	create(ctx, t, c, ns, kubeGangJob("upgraded", 2, "", ""))
+	eventually(t, 60*time.Second, "upgraded's 2 pods bound", func() (bool, string) {
+		bound, all, _ := boundPods(ctx, t, c, ns, "upgraded")
+		return bound == 2, fmt.Sprintf("%d of %d pods bound", bound, all)
+	})
+	patchJob(ctx, t, c, ns, "upgraded", `{"spec":{"runMode":{"pause":{"enabled":true}}}}`)
+	waitPhase(ctx, t, c, ns, "upgraded", batch.JobPaused)
+	// Nothing stored at the old version may be left: the new release cannot read it. (The earlier
+	// assessments' namespaces are being deleted, their jobs' gang objects with them.)
+	eventually(t, 90*time.Second, "no Workload or PodGroup left at "+old.String(), func() (bool, string) {
+		var left []string
+		for _, kind := range []string{"Workload", "PodGroup"} {
+			list := &unstructured.UnstructuredList{}
+			list.SetGroupVersionKind(old.WithKind(kind + "List"))
+			if err := c.List(ctx, list); err != nil {
+				return false, err.Error()
+			}
+			for _, o := range list.Items {
+				left = append(left, kind+" "+o.GetNamespace()+"/"+o.GetName())
+			}
+		}
+		return len(left) == 0, strings.Join(left, ", ")
+	})
+
+	upgrade := func(args []string) []string {
+		args = slices.Clone(args)
+		args[0] = filepath.Join(kubeBin, filepath.Base(args[0]))
+		// hack/cluster.sh's settings for 1.37: GangScheduling is gone (a gate the binary does not
+		// know stops it), and the API is served as v1beta1.
+		args = withFlag(args, "--feature-gates", func(e []string) []string {
+			return slices.DeleteFunc(e, func(e string) bool { return strings.HasPrefix(e, "GangScheduling=") })
+		})
+		return withFlag(args, "--runtime-config", func(e []string) []string {
+			for i := range e {
+				if e[i] == old.String()+"=true" {
+					e[i] = render.KubernetesGangGroup + "/v1beta1=true"
+				}
+			}
+			return e
+		})
+	}
+	operatorPID := p.operator.cmd.Process.Pid
+	server, err := findComponent(p.dir, previousReleaseCluster, "kube-apiserver")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scheduler, err := findComponent(p.dir, previousReleaseCluster, "kube-scheduler")
+	if err != nil {
+		t.Fatal(err)
+	}
+	upgraded := p.restartAPIServer(ctx, t, server, upgrade(server.args), "v1beta1."+render.KubernetesGangGroup, true)
+	restartComponent(t, scheduler, upgrade(scheduler.args))
+	if got, err := kubectl(ctx, p.cfg, "", "version", "-o", "json"); err != nil || !strings.Contains(got, `"gitVersion": "`+target+`"`) {
+		t.Fatalf("the kube-apiserver is not %s after the upgrade (%v):\n%s", target, err, got)
+	}
+	c = newClient(t, p.cfg) // a fresh discovery
+	if gv := kubeGangVersion(t, c); gv.Version != "v1beta1" {
+		t.Fatalf("Kubernetes %s serves the gang objects at %s; want v1beta1", target, gv)
+	}
+	t.Logf("the kube-apiserver and kube-scheduler upgraded from %s to %s", p.version, target)
+
+	patchJob(ctx, t, c, ns, "upgraded", `{"spec":{"runMode":{"pause":{"enabled":false}}}}`)
+	resumed := time.Now()
+	eventually(t, 90*time.Second, "upgraded's v1beta1 Workload and PodGroup exist and its 2 pods are bound", func() (bool, string) {
+		w, pg := gangObjects(ctx, t, c, ns, "upgraded")
+		bound, all, _ := boundPods(ctx, t, c, ns, "upgraded")
+		return w && pg && bound == 2, fmt.Sprintf("Workload %v, PodGroup %v, %d of %d pods bound", w, pg, bound, all)
+	})
+	waitPhase(ctx, t, c, ns, "upgraded", batch.JobRunning)
+	t.Logf("upgraded: resumed %.1f s after the upgraded kube-apiserver was ready; v1beta1 Workload and PodGroup, both pods bound and Running %.1f s after the resume",
+		resumed.Sub(upgraded).Seconds(), time.Since(resumed).Seconds())
+	if !p.operator.alive() || p.operator.cmd.Process.Pid != operatorPID {
+		t.Errorf("the operator (PID %d) did not live through the upgrade", operatorPID)
 	}
 }

@@ -22,10 +22,10 @@ import (
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 )
 
-// apiServer is the local cluster's kube-apiserver as kwokctl started it: a host process with a
-// PID file, a command line, a working directory and a log. The suite started it, so the suite
-// may stop it and start it again (the PID file then names the new process, so that
-// `hack/cluster.sh down` still ends it).
+// apiServer is the local cluster's kube-apiserver (or another control-plane component) as kwokctl
+// started it: a host process with a PID file, a command line, a working directory and a log. The
+// suite started it, so the suite may stop it and start it again (the PID file then names the new
+// process, so that `hack/cluster.sh down` still ends it).
 type apiServer struct {
 	pidFile string
 	pid     int
@@ -36,14 +36,14 @@ type apiServer struct {
 }
 
 func findAPIServer() (*apiServer, error) {
-	return findAPIServerOf(localCluster, clusterName)
+	return findComponent(localCluster, clusterName, "kube-apiserver")
 }
 
-// findAPIServerOf finds the kube-apiserver of the cluster that hack/cluster.sh started in dir
-// (its DEVCLUSTER_DIR) under the name cluster (its CLUSTER).
-func findAPIServerOf(dir, cluster string) (*apiServer, error) {
+// findComponent finds the control-plane component (kube-apiserver, kube-scheduler) of the cluster
+// that hack/cluster.sh started in dir (its DEVCLUSTER_DIR) under the name cluster (its CLUSTER).
+func findComponent(dir, cluster, component string) (*apiServer, error) {
 	root := filepath.Join(dir, "kwok", "clusters", cluster)
-	s := &apiServer{pidFile: filepath.Join(root, "pids", "kube-apiserver.pid"), log: filepath.Join(root, "logs", "kube-apiserver.log")}
+	s := &apiServer{pidFile: filepath.Join(root, "pids", component+".pid"), log: filepath.Join(root, "logs", component+".log")}
 	b, err := os.ReadFile(s.pidFile)
 	if err != nil {
 		return nil, err
@@ -57,8 +57,8 @@ func findAPIServerOf(dir, cluster string) (*apiServer, error) {
 		return nil, err
 	}
 	s.args = strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
-	if !strings.HasSuffix(s.args[0], "kube-apiserver") {
-		return nil, fmt.Errorf("PID %d of %s is %q, not the kube-apiserver", s.pid, s.pidFile, s.args[0])
+	if !strings.HasSuffix(s.args[0], component) {
+		return nil, fmt.Errorf("PID %d of %s is %q, not the %s", s.pid, s.pidFile, s.args[0], component)
 	}
 	if s.dir, err = os.Readlink(proc + "cwd"); err != nil {
 		return nil, err
