@@ -419,8 +419,8 @@ func (p *previousRelease) gangAPIOffThenOn(ctx context.Context, t *testing.T, c 
 }
 
 // restartAPIServer starts the second cluster's kube-apiserver again with args, waits until it is
-// ready and the APIService is there (present) or not, and returns when it was.
-func (p *previousRelease) restartAPIServer(ctx context.Context, t *testing.T, server *apiServer, args []string, apiService string, present bool) time.Time {
+// ready and the APIService is there (present) or not, and returns the time it saw both.
+func (p *previousRelease) restartAPIServer(ctx context.Context, t *testing.T, server *component, args []string, apiService string, present bool) time.Time {
 	t.Helper()
 	restartComponent(t, server, args)
 	started := time.Now()
@@ -437,7 +437,7 @@ func (p *previousRelease) restartAPIServer(ctx context.Context, t *testing.T, se
 }
 
 // restartComponent stops a control-plane component and starts it with args.
-func restartComponent(t *testing.T, comp *apiServer, args []string) {
+func restartComponent(t *testing.T, comp *component, args []string) {
 	t.Helper()
 	if err := comp.stop(); err != nil {
 		t.Fatal(err)
@@ -550,7 +550,7 @@ func (p *previousRelease) upgradeUnderOperator(ctx context.Context, t *testing.T
 		return w && pg && bound == 2, fmt.Sprintf("Workload %v, PodGroup %v, %d of %d pods bound", w, pg, bound, all)
 	})
 	waitPhase(ctx, t, c, ns, "upgraded", batch.JobRunning)
-	t.Logf("upgraded: resumed %.1f s after the upgraded kube-apiserver was ready; v1beta1 Workload and PodGroup, both pods bound and Running %.1f s after the resume",
+	t.Logf("upgraded: resumed %.1f s after the upgraded kube-apiserver served v1beta1; v1beta1 Workload and PodGroup, both pods bound and Running %.1f s after the resume",
 		resumed.Sub(upgraded).Seconds(), time.Since(resumed).Seconds())
 	if !p.operator.alive() || p.operator.cmd.Process.Pid != operatorPID {
 		t.Errorf("the operator (PID %d) did not live through the upgrade", operatorPID)

@@ -22,11 +22,11 @@ import (
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 )
 
-// apiServer is the local cluster's kube-apiserver (or another control-plane component) as kwokctl
-// started it: a host process with a PID file, a command line, a working directory and a log. The
+// component is a control-plane component of a local cluster (the kube-apiserver, the
+// kube-scheduler) as kwokctl started it: a host process with a PID file, a command line, a working directory and a log. The
 // suite started it, so the suite may stop it and start it again (the PID file then names the new
 // process, so that `hack/cluster.sh down` still ends it).
-type apiServer struct {
+type component struct {
 	pidFile string
 	pid     int
 	args    []string
@@ -35,15 +35,15 @@ type apiServer struct {
 	log     string
 }
 
-func findAPIServer() (*apiServer, error) {
+func findAPIServer() (*component, error) {
 	return findComponent(localCluster, clusterName, "kube-apiserver")
 }
 
 // findComponent finds the control-plane component (kube-apiserver, kube-scheduler) of the cluster
 // that hack/cluster.sh started in dir (its DEVCLUSTER_DIR) under the name cluster (its CLUSTER).
-func findComponent(dir, cluster, component string) (*apiServer, error) {
+func findComponent(dir, cluster, name string) (*component, error) {
 	root := filepath.Join(dir, "kwok", "clusters", cluster)
-	s := &apiServer{pidFile: filepath.Join(root, "pids", component+".pid"), log: filepath.Join(root, "logs", component+".log")}
+	s := &component{pidFile: filepath.Join(root, "pids", name+".pid"), log: filepath.Join(root, "logs", name+".log")}
 	b, err := os.ReadFile(s.pidFile)
 	if err != nil {
 		return nil, err
@@ -57,8 +57,8 @@ func findComponent(dir, cluster, component string) (*apiServer, error) {
 		return nil, err
 	}
 	s.args = strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
-	if !strings.HasSuffix(s.args[0], component) {
-		return nil, fmt.Errorf("PID %d of %s is %q, not the %s", s.pid, s.pidFile, s.args[0], component)
+	if !strings.HasSuffix(s.args[0], name) {
+		return nil, fmt.Errorf("PID %d of %s is %q, not the %s", s.pid, s.pidFile, s.args[0], name)
 	}
 	if s.dir, err = os.Readlink(proc + "cwd"); err != nil {
 		return nil, err
@@ -72,7 +72,7 @@ func findComponent(dir, cluster, component string) (*apiServer, error) {
 }
 
 // stop ends the API server with SIGTERM (SIGKILL after 30 s) and waits until it is gone.
-func (s *apiServer) stop() error {
+func (s *component) stop() error {
 	if err := syscall.Kill(s.pid, syscall.SIGTERM); err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func (s *apiServer) stop() error {
 }
 
 // start runs the same command again, in its own session as kwokctl does, logging where it did.
-func (s *apiServer) start() error {
+func (s *component) start() error {
 	log, err := os.OpenFile(s.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
