@@ -24,8 +24,8 @@ const waitingRecheck = 5 * time.Second
 
 // waitingInputs are the observations the Waiting condition needs beside the job's pods: the live
 // gang object while pods wait unbound, the TensorBoard's pods while it is not available, and the
-// API server's refusal of the last pod creation or gang object. recheck is set when the answer can change
-// without an event the operator watches.
+// API server's refusal of the last pod creation or gang object. recheck is set when the answer can
+// change without an event the operator watches.
 type waitingInputs struct {
 	gang          *unstructured.Unstructured
 	tensorBoard   []*corev1.Pod

@@ -424,10 +424,7 @@ func (p *previousRelease) restartAPIServer(ctx context.Context, t *testing.T, se
 	t.Helper()
 	restartComponent(t, server, args)
 	started := time.Now()
-	eventually(t, 60*time.Second, "the kube-apiserver is ready again", func() (bool, string) {
-		out, err := kubectl(ctx, p.cfg, "", "get", "--raw", "/readyz")
-		return err == nil, strings.TrimSpace(out)
-	})
+	apiServerReady(ctx, t, p.cfg)
 	eventually(t, 30*time.Second, fmt.Sprintf("APIService %s there: %v", apiService, present), func() (bool, string) {
 		_, err := kubectl(ctx, p.cfg, "", "get", "apiservice", apiService)
 		return (err == nil) == present, fmt.Sprint(err)

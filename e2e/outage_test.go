@@ -71,6 +71,15 @@ func findComponent(dir, cluster, name string) (*component, error) {
 	return s, nil
 }
 
+// apiServerReady waits (up to a minute) until the kube-apiserver of cfg's cluster says it is ready.
+func apiServerReady(ctx context.Context, t *testing.T, cfg *envconf.Config) {
+	t.Helper()
+	eventually(t, 60*time.Second, "the kube-apiserver is ready again", func() (bool, string) {
+		out, err := kubectl(ctx, cfg, "", "get", "--raw", "/readyz")
+		return err == nil, strings.TrimSpace(out)
+	})
+}
+
 // stop ends the API server with SIGTERM (SIGKILL after 30 s) and waits until it is gone.
 func (s *component) stop() error {
 	if err := syscall.Kill(s.pid, syscall.SIGTERM); err != nil {
@@ -147,10 +156,7 @@ func TestAPIServerOutage(t *testing.T) {
 			}
 			started := time.Now()
 			restarted = true
-			eventually(t, 60*time.Second, "the kube-apiserver is ready again", func() (bool, string) {
-				out, err := kubectl(ctx, cfg, "", "get", "--raw", "/readyz")
-				return err == nil, strings.TrimSpace(out)
-			})
+			apiServerReady(ctx, t, cfg)
 			ready := time.Now()
 			t.Logf("the kube-apiserver was down %.1f s; ready %.1f s after it was started again (PID %d)", ready.Sub(stopped).Seconds(), ready.Sub(started).Seconds(), server.pid)
 

@@ -39,10 +39,10 @@ var kubeletWaitingReasons = map[string]bool{
 
 // waitingCause names the one cause that keeps the job from running fully, in order of what must
 // be fixed first: a spec render refuses, a missing PodGroup kind, a queue that has not admitted
-// the job, its gang object or pod creation refused by the API server, replicas lost or being restarted, a gang
-// scheduler holding the pods, pods the scheduler cannot place, containers that cannot start, pods
-// not created yet while the scheduler catches up (Decisions.HeldForScheduler). A
-// finished or paused job, and one whose pods all run, has none.
+// the job, its gang object or pod creation refused by the API server, replicas lost or being
+// restarted, a gang scheduler holding the pods, pods the scheduler cannot place, containers that
+// cannot start, pods not created yet while the scheduler catches up
+// (Decisions.HeldForScheduler). A finished or paused job, and one whose pods all run, has none.
 func waitingCause(in Input, st *batch.TrainingJobStatus) *cause {
 	if in.Out == nil {
 		msg := "the job cannot be run"
