@@ -64,14 +64,16 @@ func (r *jobReconciler) waitingInputs(ctx context.Context, job client.Object, mo
 }
 
 // rememberCreate records the API server's refusal of a pod creation, or clears it once pods are
-// created again.
+// created again. A round that created nothing leaves the last answer standing, whether it tried
+// nothing or failed for a passing reason (a timeout, the API server unreachable): a quota's
+// refusal is not forgotten because the next try timed out, as rememberGang does for the gang.
 func (r *jobReconciler) rememberCreate(uid types.UID, created []string, err error) {
 	refused := ""
-	if err != nil && refusal(err) {
+	switch {
+	case err != nil && refusal(err):
 		refused = refusalMessage(err)
-	}
-	if err == nil && len(created) == 0 {
-		return // nothing was tried: the last answer stands
+	case len(created) == 0:
+		return
 	}
 	r.mu.Lock()
 	r.memory(uid).createRefused = refused
