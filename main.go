@@ -10,6 +10,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -34,6 +36,9 @@ func main() {
 		}
 	default:
 		err = controller.Main(args)
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return // -h: the usage is printed, and asking for it is no failure
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "trainyard:", err)

@@ -37,15 +37,16 @@ var Verbs = []string{"render", "get", "describe", "logs", "pause", "resume"}
 // Usage is the command line's help.
 const Usage = `usage:
   trainyard [operator flags]                    run the operator (trainyard -help for its flags)
-  trainyard render -f job.yaml [--observed objects.yaml] [--now RFC3339]
+  trainyard render -f job.yaml [--observed objects.yaml] [--now RFC3339] [-n NS]
+                 [--cluster-domain D] [--node-lost-after D]   what a job would create, no cluster
   trainyard get [-A] [-n NS] [--wide] [-w]      jobs of all four kinds in one table; -w: then each change
   trainyard describe [KIND/]JOB [-n NS]         a job at a glance: replicas, restarts, conditions, events
   trainyard logs [KIND/]JOB [-f] [--replica-type T] [--index I] [--tail N] [--previous]
                                                 every rank's training container, lines prefixed
   trainyard pause [KIND/]JOB [--wait] [--timeout D]   delete the job's pods and keep the job
   trainyard resume [KIND/]JOB [--wait] [--timeout D]  bring them back; --wait: until it runs again
-Cluster flags as kubectl's: --kubeconfig, --context, -n/--namespace. As a kubectl plugin (the
-binary named kubectl-trainyard on PATH): kubectl trainyard get.`
+Cluster flags as kubectl's: --kubeconfig, --context, -n/--namespace (render takes -n only). As a
+kubectl plugin (the binary named kubectl-trainyard on PATH): kubectl trainyard get.`
 
 // Run runs verb with args, writing to stdout and stderr.
 func Run(verb string, args []string, stdout, stderr io.Writer) error {

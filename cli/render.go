@@ -26,6 +26,7 @@ func runRender(args []string, stdout, stderr io.Writer) error {
 	nodeLostAfter := fs.Duration("node-lost-after", render.DefaultNodeLostAfter, "how long a node may be NotReady or unreachable before its pods are taken for lost (the operator's --node-lost-after)")
 	nowFlag := fs.String("now", "", "the time to render at, RFC3339 (default: now)")
 	namespace := fs.String("namespace", "default", "the namespace of a job whose manifest names none (as kubectl apply would)")
+	fs.StringVar(namespace, "n", "default", "shorthand for --namespace")
 	clusterDomain := fs.String("cluster-domain", render.DefaultClusterDomain, "the cluster's DNS domain (the kubelet's --cluster-domain)")
 	if err := fs.Parse(args); err != nil {
 		return err
