@@ -181,11 +181,14 @@ func statusFields(status any) (map[string]any, error) {
 	return fields, json.Unmarshal(data, &fields)
 }
 
-// ReplaceStatus writes obj's status subresource as exactly status: a JSON merge patch from obj as
-// read (its status included) that sets what status holds and removes every other status field,
-// whoever wrote it. It is for an object whose status another controller replaces whole with merge
-// patches too (Kueue's MultiKueue copying a worker's status), where an apply would leave that
-// controller's fields in place. It returns the resourceVersion the write gave the object.
+// ReplaceStatus writes obj's status subresource as exactly status: a JSON merge patch that sets
+// every field status holds, whatever the object has, and removes every other status field obj
+// holds, whoever wrote it. It is for an object whose status another controller replaces whole
+// with merge patches too (Kueue's MultiKueue copying a worker's status), where an apply would
+// leave that controller's fields in place. Every field is sent, not only those that differ from
+// obj: a typed object read back shows a status never written as zero values, so a patch of the
+// differences would leave a new object's required counts (zero) out, and be refused. It returns
+// the resourceVersion the write gave the object.
 func (a *Applier) ReplaceStatus(ctx context.Context, obj client.Object, status any, fieldManager string) (string, error) {
 	gvk := obj.GetObjectKind().GroupVersionKind()
 	was, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
@@ -196,14 +199,39 @@ func (a *Applier) ReplaceStatus(ctx context.Context, obj client.Object, status a
 	if err != nil {
 		return "", err
 	}
-	before := &unstructured.Unstructured{Object: was}
-	after := before.DeepCopy()
-	after.Object["status"] = fields
+	before, _ := was["status"].(map[string]any)
+	body, err := json.Marshal(map[string]any{"status": replacing(before, fields)})
+	if err != nil {
+		return "", err
+	}
+	after := &unstructured.Unstructured{}
 	after.SetGroupVersionKind(gvk)
-	if err := a.client.Status().Patch(ctx, after, client.MergeFrom(before), client.FieldOwner(fieldManager)); err != nil {
+	after.SetNamespace(obj.GetNamespace())
+	after.SetName(obj.GetName())
+	if err := a.client.Status().Patch(ctx, after, client.RawPatch(types.MergePatchType, body), client.FieldOwner(fieldManager)); err != nil {
 		return "", fmt.Errorf("replacing the status of %s %s/%s: %w", gvk.Kind, obj.GetNamespace(), obj.GetName(), err)
 	}
 	return after.GetResourceVersion(), nil
+}
+
+// replacing is the merge patch that turns before into after: every field of after, and null for
+// each field of before that after lacks, at every depth of objects (lists are replaced whole).
+func replacing(before, after map[string]any) map[string]any {
+	patch := make(map[string]any, len(after)+len(before))
+	for k, v := range after {
+		patch[k] = v
+		if was, ok := before[k].(map[string]any); ok {
+			if now, ok := v.(map[string]any); ok {
+				patch[k] = replacing(was, now)
+			}
+		}
+	}
+	for k := range before {
+		if _, ok := after[k]; !ok {
+			patch[k] = nil
+		}
+	}
+	return patch
 }
 
 // Delete deletes obj if it still has uid. A zero grace period is used when force is set (for an
