@@ -198,7 +198,7 @@ cluster-up: ## Start the local loopback cluster and install the CRDs (kubeconfig
 	$(MAKE) --no-print-directory install
 
 .PHONY: cluster-down
-cluster-down: ## Stop the local cluster and every process it started.
+cluster-down: ## Stop the operator of make run, the local cluster and every process it started.
 	DEVCLUSTER_DIR=$(DEVCLUSTER_DIR) hack/cluster.sh down
 
 .PHONY: install
@@ -210,6 +210,11 @@ install: ## Install the CRDs into the cluster of .devcluster/kubeconfig.
 	  [ $$i -lt 120 ] || exit 1; sleep 0.5; \
 	done
 
+.PHONY: install-kubeflow
+install-kubeflow: ## Install the opt-in kubeflow.org CRDs (PyTorchJob, TFJob) into the cluster of .devcluster/kubeconfig; make run's operator serves them at once.
+	$(DEVCLUSTER_DIR)/bin/kubectl --kubeconfig $(DEVCLUSTER_DIR)/kubeconfig apply --server-side --force-conflicts -f kustomize/kubeflow/crd
+	$(DEVCLUSTER_DIR)/bin/kubectl --kubeconfig $(DEVCLUSTER_DIR)/kubeconfig wait --for=condition=Established --timeout=60s crd/pytorchjobs.kubeflow.org crd/tfjobs.kubeflow.org
+
 .PHONY: run
 run: build cluster-up ## Start the local cluster, install the CRDs and run the operator in the foreground.
 	@echo
@@ -217,6 +222,7 @@ run: build cluster-up ## Start the local cluster, install the CRDs and run the o
 	@echo "  export KUBECONFIG=$(DEVCLUSTER_DIR)/kubeconfig PATH=$(DEVCLUSTER_DIR)/bin:\$$PATH"
 	@echo "  kubectl apply -f examples/"
 	@echo "  kubectl get ptj -w     # and kubectl get tfj -w: Pending, Running, Succeeded"
-	@echo "Stop with Ctrl-C, then 'make cluster-down'."
+	@echo "Stop with Ctrl-C, or 'make cluster-down', which stops it and the cluster."
 	@echo
-	bin/trainyard --kubeconfig $(DEVCLUSTER_DIR)/kubeconfig
+	@# The shell records its PID and becomes the operator, so that cluster-down stops this very process.
+	echo $$$$ > $(DEVCLUSTER_DIR)/operator.pid; exec bin/trainyard --kubeconfig $(DEVCLUSTER_DIR)/kubeconfig

@@ -110,7 +110,7 @@ func keyOf(u *unstructured.Unstructured) objectKey {
 func (a *Applier) intent(desired client.Object) (*unstructured.Unstructured, string, error) {
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(desired)
 	if err != nil {
-		return nil, "", fmt.Errorf("converting %T %s: %w", desired, desired.GetName(), err)
+		return nil, "", fmt.Errorf("converting %s %s: %w", kindOf(desired), desired.GetName(), err)
 	}
 	u := &unstructured.Unstructured{Object: m}
 	if u.GetAPIVersion() == "" || u.GetKind() == "" {
@@ -248,7 +248,7 @@ func (a *Applier) Delete(ctx context.Context, obj client.Object, uid types.UID, 
 	case apierrors.IsConflict(err):
 		return nil // the UID precondition failed: a newer object holds the name
 	default:
-		return fmt.Errorf("deleting %T %s/%s: %w", obj, obj.GetNamespace(), obj.GetName(), err)
+		return fmt.Errorf("deleting %s %s/%s: %w", kindOf(obj), obj.GetNamespace(), obj.GetName(), err)
 	}
 }
 
@@ -263,7 +263,7 @@ func (a *Applier) DeleteUnchanged(ctx context.Context, obj client.Object, uid ty
 	case apierrors.IsNotFound(err), apierrors.IsConflict(err):
 		return false, nil
 	}
-	return false, fmt.Errorf("deleting %T %s/%s: %w", obj, obj.GetNamespace(), obj.GetName(), err)
+	return false, fmt.Errorf("deleting %s %s/%s: %w", kindOf(obj), obj.GetNamespace(), obj.GetName(), err)
 }
 
 // send sends obj's deletion.
@@ -272,4 +272,17 @@ func (a *Applier) send(ctx context.Context, obj client.Object, opts ...client.De
 		return a.metadata.delete(ctx, obj, opts...)
 	}
 	return a.client.Delete(ctx, obj, opts...)
+}
+
+// kindOf names obj's kind for a message a user reads (an event quotes it): its GroupVersionKind's
+// kind when set, else its Go type's name (Pod, not *v1.Pod).
+func kindOf(obj client.Object) string {
+	if k := obj.GetObjectKind().GroupVersionKind().Kind; k != "" {
+		return k
+	}
+	t := reflect.TypeOf(obj)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Name()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -122,6 +123,10 @@ func TestCreateAllStopsAfterAFailureAndResumesWithoutDuplicates(t *testing.T) {
 	}})
 	if !errors.Is(err, errTest) {
 		t.Fatalf("CreateAll error = %v; want the injected failure", err)
+	}
+	// The job's CreateFailed event quotes it: the kind, not the Go type (*v1.Pod).
+	if want := "creating Pod ns/p-005: "; !strings.Contains(err.Error(), want) {
+		t.Errorf("CreateAll error = %q; want it to say %q", err, want)
 	}
 	if n := calls.Load(); n < 6 || afterFailure.Load() > 3 || created != int(n)-1 {
 		t.Fatalf("created %d in %d requests, %d after the failure; want p-000..p-005 tried, at most 3 after it, every other one created",

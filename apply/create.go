@@ -71,7 +71,7 @@ func (a *Applier) CreateAll(ctx context.Context, objs []client.Object, maxParall
 			res.Created = true
 		case apierrors.IsAlreadyExists(err):
 		default:
-			res.Err = fmt.Errorf("creating %T %s/%s: %w", obj, obj.GetNamespace(), obj.GetName(), err)
+			res.Err = fmt.Errorf("creating %s %s/%s: %w", kindOf(obj), obj.GetNamespace(), obj.GetName(), err)
 		}
 		mu.Lock()
 		if res.Created {

@@ -147,7 +147,7 @@ func (s *session) setPaused(ctx context.Context, j *job, pause bool) (string, er
 		field, state = "runPolicy.suspend", "condition Suspended"
 	}
 	if pause {
-		return fmt.Sprintf("%s paused (%s): its pods are deleted and the job stays, %s. `trainyard resume %s` brings them back", ref(j), field, state, ref(j)), nil
+		return fmt.Sprintf("%s paused (%s): its pods are deleted and the job stays, %s. `trainyard resume %s -n %s` brings them back", ref(j), field, state, ref(j), j.obj.GetNamespace()), nil
 	}
 	return fmt.Sprintf("%s resumed (%s): its pods are created again", ref(j), field), nil
 }

@@ -863,7 +863,7 @@ func TestNamespaceTerminating(t *testing.T) {
 		want bool
 	}{
 		"a create refused in a namespace being deleted, wrapped and joined": {
-			err: errors.Join(fmt.Errorf("creating *v1.Pod ns/j-worker-0: %w", terminating)), want: true},
+			err: errors.Join(fmt.Errorf("creating Pod ns/j-worker-0: %w", terminating)), want: true},
 		"another refusal": {err: apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "p", errors.New("quota exceeded"))},
 		"no error at all": {},
 	}

@@ -113,8 +113,13 @@ func Scheme() *runtime.Scheme {
 // Main parses the operator's flags and runs it until interrupted.
 func Main(args []string) error {
 	var o Options
+	// No stack trace on error lines unless --zap-stacktrace-level asks: a reconcile's error (a
+	// quota's refusal, say) is logged at each retry, and its stack is always controller-runtime's.
 	zapOpts := zap.Options{}
 	fs := NewFlagSet(&o, &zapOpts)
+	if err := fs.Set("zap-stacktrace-level", "panic"); err != nil {
+		return err
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil

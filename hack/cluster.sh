@@ -333,7 +333,24 @@ cmd_up() {
   cmd_status
 }
 
+# stop_operator stops the operator `make run` started against this cluster, if it still runs: the
+# PID it recorded, if that process is still a trainyard on this cluster's kubeconfig.
+stop_operator() {
+  local f="$DEVCLUSTER_DIR/operator.pid" pid cmdline i
+  [ -e "$f" ] || return 0
+  pid=$(tr -dc 0-9 <"$f")
+  rm -f "$f"
+  cmdline=$(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline") || return 0
+  [[ $cmdline == *trainyard*"--kubeconfig $KUBECONFIG"* ]] || return 0
+  log "stopping the operator of make run (pid $pid)"
+  kill "$pid" 2>/dev/null || return 0
+  for ((i = 0; i < 100; i++)); do [ -e "/proc/$pid/stat" ] || return 0; sleep 0.1; done
+  log "the operator (pid $pid) did not stop in 10 s: killing it"
+  kill -9 "$pid" 2>/dev/null || true
+}
+
 cmd_down() {
+  stop_operator
   if [ ! -d "$CLUSTER_DIR" ]; then
     log "no cluster $CLUSTER"
     rm -f "$KUBECONFIG"
