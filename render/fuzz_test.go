@@ -135,10 +135,10 @@ var (
 	nprocPerNodes    = []string{"", "auto", "cpu", "gpu", "2", "0", "x"}
 	exitCodes        = []int32{0, 1, 2, 126, 127, 130, 137, 138, 143, 255, -1}
 	// Replica type names per kind; an index past the end picks the fuzzed custom type.
-	pyTorchTypes    = []string{"master", "worker", "launcher"}
-	tensorFlowTypes = []string{"chief", "worker", "ps", "evaluator"}
-	pyTorchJobKeys  = []kubeflowv1.ReplicaType{kubeflowv1.ReplicaTypeMaster, kubeflowv1.ReplicaTypeWorker}
-	tfJobKeys       = []kubeflowv1.ReplicaType{kubeflowv1.ReplicaTypeChief, kubeflowv1.ReplicaTypeMaster,
+	// (tensorFlowTypes: the package's, the schema's enum.)
+	pyTorchTypes   = []string{"master", "worker", "launcher"}
+	pyTorchJobKeys = []kubeflowv1.ReplicaType{kubeflowv1.ReplicaTypeMaster, kubeflowv1.ReplicaTypeWorker}
+	tfJobKeys      = []kubeflowv1.ReplicaType{kubeflowv1.ReplicaTypeChief, kubeflowv1.ReplicaTypeMaster,
 		kubeflowv1.ReplicaTypePS, kubeflowv1.ReplicaTypeWorker, kubeflowv1.ReplicaTypeEvaluator}
 )
 

@@ -26,6 +26,9 @@ import (
 
 // Kubeflow is set on a Job converted from a kubeflow.org kind.
 type Kubeflow struct {
+	// UnknownTypes are the keys of the replica-spec map that are no replica type of the kind
+	// (`master` for `Master`, say): render refuses them, naming the key, as admission does.
+	UnknownTypes []string
 	// NprocPerNode is PET_NPROC_PER_NODE: PyTorchJob spec.nprocPerNode, default "auto".
 	NprocPerNode string
 	// Elastic is a PyTorchJob's elasticPolicy: torchrun's rendezvous settings, passed as PET_*.

@@ -2,6 +2,7 @@ package render
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -90,6 +91,12 @@ func kubeflowJob(m metav1.ObjectMeta, kind string, fw Framework, rp kubeflowv1.R
 		Kubeflow:              &Kubeflow{TTLSecondsAfterFinished: rp.TTLSecondsAfterFinished, KueueQueue: m.Labels[kueue.LabelQueueName]},
 		Status:                FromKubeflowStatus(&st),
 	}
+	for typ := range specs {
+		if !slices.Contains(order, typ) {
+			j.Kubeflow.UnknownTypes = append(j.Kubeflow.UnknownTypes, string(typ))
+		}
+	}
+	slices.Sort(j.Kubeflow.UnknownTypes)
 	schedulerName := ""
 	for _, typ := range order {
 		s := specs[typ]

@@ -24,13 +24,31 @@ func Validate(j *Job) error {
 	for _, msg := range validation.IsDNS1035Label(j.Name) {
 		errs = append(errs, field.Invalid(name, j.Name, msg+" (the job name names its Service and starts every pod's hostname)"))
 	}
-	if len(j.Replicas) == 0 {
-		errs = append(errs, field.Required(field.NewPath("spec", "replicaSpecs"), "a job needs at least one replica type"))
+	specs := j.replicaSpecsPath()
+	if k := j.Kubeflow; k != nil {
+		for _, typ := range k.UnknownTypes {
+			errs = append(errs, field.NotSupported(specs.Key(typ), typ, kubeflowTypeNames(j.Framework)))
+		}
+	}
+	if len(j.Replicas) == 0 && (j.Kubeflow == nil || len(j.Kubeflow.UnknownTypes) == 0) {
+		errs = append(errs, field.Required(specs, "a job needs at least one replica type"))
 	}
 	types := map[string]bool{}
 	for i := range j.Replicas {
 		t := &j.Replicas[i]
 		path := j.replicaPath(i)
+		if j.Kubeflow == nil {
+			// Note: admission refuses these too (the schema's enum, a DNS label); checked first, a
+			// bad type is named as such rather than as a pod name it would make.
+			if j.Framework == TensorFlow && !slices.Contains(tensorFlowTypes, t.Type) {
+				errs = append(errs, field.NotSupported(path.Child("type"), t.Type, tensorFlowTypes))
+				continue
+			}
+			if msgs := validation.IsDNS1123Label(t.Type); len(msgs) > 0 {
+				errs = append(errs, field.Invalid(path.Child("type"), t.Type, msgs[0]))
+				continue
+			}
+		}
 		if types[t.Type] {
 			// Note: admission refuses it too (replicaSpecs is a list keyed by type); two entries of
 			// one type would render the same pod names twice.
@@ -111,18 +129,43 @@ func gangErrors(j *Job) field.ErrorList {
 	return errs
 }
 
+// replicaSpecsPath is the field that holds the job's replica types: spec.replicaSpecs, or the
+// kubeflow.org kind's map (spec.pytorchReplicaSpecs, spec.tfReplicaSpecs).
+func (j *Job) replicaSpecsPath() *field.Path {
+	switch {
+	case j.Kubeflow == nil:
+		return field.NewPath("spec", "replicaSpecs")
+	case j.Framework == PyTorch:
+		return field.NewPath("spec", "pytorchReplicaSpecs")
+	}
+	return field.NewPath("spec", "tfReplicaSpecs")
+}
+
+// tensorFlowTypes are the replica types of a TensorFlowTrainingJob (the schema's enum).
+var tensorFlowTypes = []string{string(batch.TensorFlowReplicaChief), string(batch.TensorFlowReplicaWorker),
+	string(batch.TensorFlowReplicaPS), string(batch.TensorFlowReplicaEvaluator)}
+
+// kubeflowTypeNames are the keys a kubeflow.org kind's replica-spec map takes.
+func kubeflowTypeNames(fw Framework) []string {
+	order := tfJobTypes
+	if fw == PyTorch {
+		order = pyTorchJobTypes
+	}
+	names := make([]string, len(order))
+	for i, t := range order {
+		names[i] = string(t)
+	}
+	return names
+}
+
 // replicaPath is where replica type i is in the job's manifest: spec.replicaSpecs[i], or for the
 // kubeflow.org kinds the map entry of its type, spelt as the API server's own messages spell it
 // (spec.tfReplicaSpecs.Worker).
 func (j *Job) replicaPath(i int) *field.Path {
 	if j.Kubeflow == nil {
-		return field.NewPath("spec", "replicaSpecs").Index(i)
+		return j.replicaSpecsPath().Index(i)
 	}
-	specs := "tfReplicaSpecs"
-	if j.Framework == PyTorch {
-		specs = "pytorchReplicaSpecs"
-	}
-	return field.NewPath("spec", specs, string(KubeflowReplicaType(j.Replicas[i].Type)))
+	return j.replicaSpecsPath().Child(string(KubeflowReplicaType(j.Replicas[i].Type)))
 }
 
 // maxTemplateErrors bounds the errors reported of one template, so that a template of thousands
