@@ -14,6 +14,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -185,6 +186,21 @@ func multiKueueJob(name, master string) *batch.PyTorchTrainingJob {
 
 func (mk *multiKueue) dispatched(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {
 	c, w, ns := mk.manager, mk.worker, mk.ns
+	// A job no queue admits (its LocalQueue does not exist) keeps Trainyard's status, written
+	// whole (apply.ReplaceStatus): Pending, Queued, from its first write, which once left the
+	// schema's required counts out and was refused.
+	lost := multiKueueJob("mk-lost", "5s")
+	lost.Labels[kueue.LabelQueueName] = "no-such-queue"
+	created := time.Now()
+	create(ctx, t, c, ns, lost)
+	held := waitPhase(ctx, t, c, ns, "mk-lost", batch.JobPending)
+	if cond := meta.FindStatusCondition(held.Conditions, batch.ConditionWaiting); cond == nil || cond.Reason != batch.ReasonQueued {
+		t.Errorf("the job of a LocalQueue that does not exist: Waiting %+v; want reason Queued", cond)
+	}
+	t.Logf("the job of a LocalQueue that does not exist: Pending, Queued, %.1f s after its creation", time.Since(created).Seconds())
+	if err := c.Delete(ctx, lost); err != nil {
+		t.Fatal(err)
+	}
 	start := time.Now()
 	create(ctx, t, c, ns, multiKueueJob("mk", "5s"))
 	waitWorkload(ctx, t, c, ns, "mk", "admitted in the manager (MultiKueue's check Ready)", admitted)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -35,11 +36,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	job := &batch.PyTorchTrainingJob{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(stored.Object, job); err != nil {
-		t.Fatal(err)
-	}
-	job.SetGroupVersionKind(batch.GroupVersion.WithKind("PyTorchTrainingJob"))
+	job := typedPyTorchJob(t, stored)
 	model := render.FromPyTorchTrainingJob(job)
 	now := time.Now()
 	out, err := render.Render(render.Input{Job: model, Now: now})
@@ -59,12 +56,7 @@ spec:
 		if err != nil {
 			t.Fatal(err)
 		}
-		j := &batch.PyTorchTrainingJob{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(back.Object, j); err != nil {
-			t.Fatal(err)
-		}
-		j.SetGroupVersionKind(batch.GroupVersion.WithKind("PyTorchTrainingJob"))
-		return j
+		return typedPyTorchJob(t, back)
 	}
 
 	if _, err := applier.ReplaceStatus(t.Context(), job, &st, controller.StatusFieldManager); err != nil {
@@ -94,4 +86,16 @@ spec:
 			t.Errorf("the other writer's condition is left: %+v", cond)
 		}
 	}
+}
+
+// typedPyTorchJob is a PyTorchTrainingJob read from the server as the controller holds it: typed,
+// its kind set.
+func typedPyTorchJob(t *testing.T, u *unstructured.Unstructured) *batch.PyTorchTrainingJob {
+	t.Helper()
+	j := &batch.PyTorchTrainingJob{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, j); err != nil {
+		t.Fatal(err)
+	}
+	j.SetGroupVersionKind(batch.GroupVersion.WithKind("PyTorchTrainingJob"))
+	return j
 }

@@ -41,10 +41,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	job := &batch.PyTorchTrainingJob{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(stored.Object, job); err != nil {
-		t.Fatal(err)
-	}
+	job := typedPyTorchJob(t, stored)
 	model := render.FromPyTorchTrainingJob(job)
 	var pods []*corev1.Pod
 	for _, r := range model.Replicas {
@@ -72,7 +69,6 @@ spec:
 		t.Fatal(err)
 	}
 	applier := apply.NewApplier(c, controller.FieldManager, controller.IntentAnnotation)
-	job.SetGroupVersionKind(batch.GroupVersion.WithKind("PyTorchTrainingJob"))
 
 	// Every pod listed, as the status did before it was bounded.
 	full := *st.DeepCopy()
