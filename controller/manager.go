@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -162,22 +164,69 @@ func NewFlagSet(o *Options, zapOpts *zap.Options) *flag.FlagSet {
 }
 
 // servedKinds are the T9k kinds, and each kubeflow.org kind whose CRD is installed (they come
-// with the opt-in kustomize/kubeflow overlay); later are the kubeflow.org kinds not installed yet.
-func servedKinds(mapper meta.RESTMapper) (served, later []jobKind, err error) {
+// with the opt-in kustomize/kubeflow overlay) and that the operator may serve (mayServe); later
+// are the kubeflow.org kinds that are not, yet.
+func servedKinds(mapper meta.RESTMapper, may func(jobKind) (string, error)) (served, later []jobKind, err error) {
 	served = []jobKind{pyTorchKind, tensorFlowKind}
 	for _, k := range []jobKind{pyTorchJobKind, tfJobKind} {
-		_, err := mapper.RESTMapping(k.gvk.GroupKind(), k.gvk.Version)
-		switch {
-		case meta.IsNoMatchError(err):
-			ctrl.Log.WithName("setup").Info("not serving a kind yet: its CRD is not installed (kubectl apply -k kustomize/kubeflow); it is served once it is", "kind", k.gvk.GroupKind().String())
-			later = append(later, k)
-		case err != nil:
-			return nil, nil, fmt.Errorf("looking up %s: %w", k.gvk.GroupKind(), err)
-		default:
+		ok, err := serveable(mapper, may, k)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ok {
 			served = append(served, k)
+		} else {
+			later = append(later, k)
 		}
 	}
 	return served, later, nil
+}
+
+// serveable: kind k's CRD is installed and the operator may serve it. Why not is logged.
+func serveable(mapper meta.RESTMapper, may func(jobKind) (string, error), k jobKind) (bool, error) {
+	log := ctrl.Log.WithName("setup")
+	_, err := mapper.RESTMapping(k.gvk.GroupKind(), k.gvk.Version)
+	switch {
+	case meta.IsNoMatchError(err):
+		log.Info("not serving a kind yet: its CRD is not installed (kubectl apply -k kustomize/kubeflow); it is served once it is", "kind", k.gvk.GroupKind().String())
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("looking up %s: %w", k.gvk.GroupKind(), err)
+	}
+	denied, err := may(k)
+	if err != nil {
+		return false, fmt.Errorf("asking the API server what the operator may do with %s: %w", k.gvk.GroupKind(), err)
+	}
+	if denied != "" {
+		// Note: a default install beside Kubeflow's training operator (whose CRDs these are), or
+		// the chart's kubeflow.enabled turned off: the kind is left alone, not half served (a
+		// watch refused keeps every controller's cache from syncing, and the operator stops).
+		log.Info("not serving a kind: its CRD is installed but the operator has not the rights to serve it (kustomize/kubeflow or the chart's kubeflow.enabled=true grant them); it is served once it has", "kind", k.gvk.GroupKind().String(), "denied", denied)
+		return false, nil
+	}
+	return true, nil
+}
+
+// kindRights are what serving a kind takes on its jobs: their list and watch (the controller's
+// cache) and their status's patch.
+var kindRights = []struct{ verb, subresource string }{{"list", ""}, {"watch", ""}, {"patch", "status"}}
+
+// mayServe asks the API server (SelfSubjectAccessReview, which every authenticated identity may
+// create) whether the operator may serve kind k, and returns the first right it lacks ("" if none).
+func mayServe(ctx context.Context, c client.Client, k jobKind) (string, error) {
+	plural := strings.TrimSuffix(crdName(k), "."+k.gvk.Group)
+	for _, r := range kindRights {
+		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Group: k.gvk.Group, Resource: plural, Verb: r.verb, Subresource: r.subresource},
+		}}
+		if err := c.Create(ctx, review); err != nil {
+			return "", err
+		}
+		if !review.Status.Allowed {
+			return strings.TrimSuffix(r.verb+" "+plural+"/"+r.subresource, "/"), nil
+		}
+	}
+	return "", nil
 }
 
 // crdName is the name of a kind's CRD: <plural>.<group>.
@@ -185,28 +234,52 @@ func crdName(k jobKind) string {
 	return strings.ToLower(k.gvk.Kind) + "s." + k.gvk.Group
 }
 
+// rightsRecheck is how often the operator asks again whether it may serve a kind whose CRD is
+// installed but whose rights it lacked (granted by a later install of kustomize/kubeflow).
+const rightsRecheck = 30 * time.Second
+
 // serveWhenInstalled starts the controller of each kind in later once its CRD is created and
-// established, so installing the kustomize/kubeflow overlay takes no restart. A controller is only
-// added once the API server serves its kind: a controller that failed to start would stop the
-// manager.
-func serveWhenInstalled(ctx context.Context, mgr ctrl.Manager, s *shared, later []jobKind, o Options) {
+// established and the operator may serve it, so installing the kustomize/kubeflow overlay takes no
+// restart. A controller is only added once the API server serves its kind: a controller that
+// failed to start would stop the manager.
+func serveWhenInstalled(ctx context.Context, mgr ctrl.Manager, s *shared, later []jobKind, o Options, may func(jobKind) (string, error)) {
 	log := ctrl.Log.WithName("setup")
+	tick := time.NewTicker(rightsRecheck)
+	defer tick.Stop()
+	told := map[string]bool{} // the kinds whose lacking rights were logged
 	for len(later) > 0 {
 		select {
 		case <-ctx.Done():
 			return
+		case <-tick.C:
+			if !slices.ContainsFunc(later, func(k jobKind) bool {
+				_, err := mgr.GetRESTMapper().RESTMapping(k.gvk.GroupKind(), k.gvk.Version)
+				return err == nil
+			}) {
+				continue // no CRD installed: its creation is announced
+			}
 		case name := <-s.crds.created:
 			if !slices.ContainsFunc(later, func(k jobKind) bool { return crdName(k) == name }) {
 				continue
 			}
 		}
-		// The CRD was just created: wait (up to a minute) for its kind to be served.
+		// The CRD was just created: wait (up to a minute) for its kind to be served. A kind the
+		// operator may not serve waits for the next tick instead.
 		deadline := time.Now().Add(time.Minute)
+		var denied []jobKind
 		for len(later) > 0 && time.Now().Before(deadline) && ctx.Err() == nil {
 			var still []jobKind
 			for _, k := range later {
 				if _, err := mgr.GetRESTMapper().RESTMapping(k.gvk.GroupKind(), k.gvk.Version); err != nil {
 					still = append(still, k)
+					continue
+				}
+				if why, err := may(k); err != nil || why != "" {
+					if why != "" && !told[k.gvk.Kind] {
+						told[k.gvk.Kind] = true
+						log.Info("not serving a newly installed kind: the operator has not the rights to serve it; asked again every "+rightsRecheck.String(), "kind", k.gvk.GroupKind().String(), "denied", why)
+					}
+					denied = append(denied, k)
 					continue
 				}
 				if err := setupJobController(mgr, s, k, o); err != nil {
@@ -220,6 +293,7 @@ func serveWhenInstalled(ctx context.Context, mgr ctrl.Manager, s *shared, later 
 				time.Sleep(500 * time.Millisecond)
 			}
 		}
+		later = append(later, denied...)
 	}
 }
 
@@ -285,7 +359,8 @@ func Run(ctx context.Context, o Options) error {
 	if err := s.metrics.register(); err != nil {
 		return err
 	}
-	kinds, later, err := servedKinds(mgr.GetRESTMapper())
+	may := func(k jobKind) (string, error) { return mayServe(ctx, mgr.GetClient(), k) }
+	kinds, later, err := servedKinds(mgr.GetRESTMapper(), may)
 	if err != nil {
 		return err
 	}
@@ -294,7 +369,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	if len(later) > 0 {
 		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-			serveWhenInstalled(ctx, mgr, s, later, o)
+			serveWhenInstalled(ctx, mgr, s, later, o, may)
 			return nil
 		})); err != nil {
 			return err
