@@ -277,7 +277,7 @@ func serveWhenInstalled(ctx context.Context, mgr ctrl.Manager, s *shared, later 
 				if why, err := may(k); err != nil || why != "" {
 					if why != "" && !told[k.gvk.Kind] {
 						told[k.gvk.Kind] = true
-						log.Info("not serving a newly installed kind: the operator has not the rights to serve it; asked again every "+rightsRecheck.String(), "kind", k.gvk.GroupKind().String(), "denied", why)
+						log.Info("not serving a kind: the operator has not the rights to serve it; asked again every "+rightsRecheck.String(), "kind", k.gvk.GroupKind().String(), "denied", why)
 					}
 					denied = append(denied, k)
 					continue
@@ -286,7 +286,7 @@ func serveWhenInstalled(ctx context.Context, mgr ctrl.Manager, s *shared, later 
 					log.Error(err, "setting up a controller for a newly installed kind", "kind", k.gvk.GroupKind().String())
 					continue
 				}
-				log.Info("serving a newly installed kind", "kind", k.gvk.GroupKind().String())
+				log.Info("serving a kind now installed and granted", "kind", k.gvk.GroupKind().String())
 			}
 			later = still
 			if len(later) > 0 {
