@@ -178,6 +178,15 @@ spec:
 	if rs := st.ReplicaStatuses[kubeflowv1.ReplicaTypeMaster]; rs == nil || rs.Succeeded != 1 {
 		t.Errorf("replicaStatuses.Master = %+v; want succeeded 1", rs)
 	}
+	// The counts stay those the job finished with once the clean-up has deleted the workers, the
+	// running ones counted as succeeded, as Kubeflow's operator counts them.
+	st, err := kfStatus(ctx, c, ns, "mnist")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs := st.ReplicaStatuses[kubeflowv1.ReplicaTypeWorker]; rs == nil || rs.Succeeded != 2 || rs.Active != 0 {
+		t.Errorf("after the clean-up, replicaStatuses.Worker = %+v; want succeeded 2, active 0", rs)
+	}
 }
 
 func kubeflowTFJobV1beta2(ctx context.Context, t *testing.T, c client.Client, ns string) {

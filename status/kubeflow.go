@@ -44,8 +44,11 @@ func ToKubeflow(st *batch.TrainingJobStatus, j *render.Job) kubeflowv1.JobStatus
 			}
 		}
 	}
+	// Transition times have a second's precision: of two in one second, the one that holds (True)
+	// goes last, so that a job resumed and running within a second says Running, not Suspended.
 	sort.SliceStable(ks.Conditions, func(a, b int) bool {
-		return ks.Conditions[a].LastTransitionTime.Before(&ks.Conditions[b].LastTransitionTime)
+		ta, tb := &ks.Conditions[a].LastTransitionTime, &ks.Conditions[b].LastTransitionTime
+		return ta.Before(tb) || ta.Equal(tb) && ks.Conditions[a].Status != corev1.ConditionTrue && ks.Conditions[b].Status == corev1.ConditionTrue
 	})
 	// Waiting goes first: the State column shows the last condition's type, which stays one of
 	// Kubeflow's.
@@ -66,22 +69,49 @@ func ToKubeflow(st *batch.TrainingJobStatus, j *render.Job) kubeflowv1.JobStatus
 			LabelSelector: &metav1.LabelSelector{MatchLabels: sel},
 			Selector:      labels.SelectorFromSet(sel).String(),
 		}
-		if i := slices.IndexFunc(st.Tasks, func(ts batch.TaskStatus) bool { return ts.Type == t.Type }); i >= 0 {
-			rs.Restarts = st.Tasks[i].RestartCount
-			for _, p := range st.Tasks[i].ReplicaStatus {
-				switch p.Phase {
-				case corev1.PodRunning:
-					rs.Active++
-				case corev1.PodSucceeded:
-					rs.Succeeded++
-				case corev1.PodFailed:
-					rs.Failed++
-				}
-			}
+		// A finished job's counts are those it finished with, as Kubeflow's operator keeps them
+		// (it counts no pod once the job has finished): the clean-up's deletions do not zero them.
+		// Its success counts the replicas still running as succeeded, as Kubeflow's does.
+		from := st
+		if j.Finished() && finished(st.Phase) {
+			from = &j.Status
+		}
+		rs.Restarts = countPhases(st, t.Type, rs)
+		if from != st {
+			*rs = kubeflowv1.ReplicaStatus{LabelSelector: rs.LabelSelector, Selector: rs.Selector, Restarts: rs.Restarts}
+			countPhases(from, t.Type, rs)
+		}
+		if st.Phase == batch.JobSucceeded {
+			rs.Succeeded += rs.Active
+			rs.Active = 0
 		}
 		ks.ReplicaStatuses[render.KubeflowReplicaType(t.Type)] = rs
 	}
 	return ks
+}
+
+// countPhases adds the pods of replica type typ in st to rs's counts by phase (running as
+// active), and returns the type's restart count.
+func countPhases(st *batch.TrainingJobStatus, typ string, rs *kubeflowv1.ReplicaStatus) int32 {
+	i := slices.IndexFunc(st.Tasks, func(ts batch.TaskStatus) bool { return ts.Type == typ })
+	if i < 0 {
+		return 0
+	}
+	for _, p := range st.Tasks[i].ReplicaStatus {
+		switch p.Phase {
+		case corev1.PodRunning:
+			rs.Active++
+		case corev1.PodSucceeded:
+			rs.Succeeded++
+		case corev1.PodFailed:
+			rs.Failed++
+		}
+	}
+	return st.Tasks[i].RestartCount
+}
+
+func finished(phase batch.JobPhase) bool {
+	return phase == batch.JobSucceeded || phase == batch.JobFailed
 }
 
 // restartingNow reports whether a restart is under way: the job waits for restarted replicas to

@@ -71,7 +71,13 @@ func TestKubeflowStatusRoundTrip(t *testing.T) {
 			wantConditions: map[kubeflowv1.JobConditionType]string{kubeflowv1.JobSuspended: "False/PyTorchJobResumed/PyTorchJob j is resumed."}},
 		{name: "running again", pods: running, want: batch.JobRunning},
 		{name: "master succeeded", pods: []corev1.Pod{podOf("master", 0, corev1.PodSucceeded, 0), podOf("worker", 0, corev1.PodRunning), podOf("worker", 1, corev1.PodSucceeded, 0)},
-			want: batch.JobSucceeded, wantCounts: map[kubeflowv1.ReplicaType][3]int32{"Master": {0, 1, 0}, "Worker": {1, 1, 0}}},
+			// As Kubeflow's operator (v1.8.1) counts a success: the replicas still running as succeeded.
+			want: batch.JobSucceeded, wantCounts: map[kubeflowv1.ReplicaType][3]int32{"Master": {0, 1, 0}, "Worker": {0, 2, 0}}},
+		// The clean-up deleted the running worker, then the rest: the counts stay those the job
+		// finished with, as Kubeflow's, which counts no pod once the job has finished.
+		{name: "cleaned up", pods: []corev1.Pod{podOf("master", 0, corev1.PodSucceeded, 0)},
+			want: batch.JobSucceeded, wantCounts: map[kubeflowv1.ReplicaType][3]int32{"Master": {0, 1, 0}, "Worker": {0, 2, 0}}},
+		{name: "no pod left", want: batch.JobSucceeded, wantCounts: map[kubeflowv1.ReplicaType][3]int32{"Master": {0, 1, 0}, "Worker": {0, 2, 0}}},
 	}
 	var stored kubeflowv1.JobStatus
 	now := t0
@@ -286,5 +292,22 @@ func TestKubeflowJobHeldByKueueSaysQueued(t *testing.T) {
 			}
 			stored = written
 		}
+	}
+}
+
+// TestKubeflowStateOfTransitionsInOneSecond: conditions have a second's precision; a job resumed
+// and running within one second has Suspended False and Running True at the same time, and its
+// State column (the last condition) says Running.
+func TestKubeflowStateOfTransitionsInOneSecond(t *testing.T) {
+	j := kubeflowJob(false, kubeflowv1.JobStatus{})
+	at := metav1.NewTime(t0)
+	st := batch.TrainingJobStatus{Phase: batch.JobRunning, Conditions: []metav1.Condition{
+		{Type: batch.ConditionInitialized, Status: metav1.ConditionTrue, Reason: batch.ReasonCreated, LastTransitionTime: metav1.NewTime(t0.Add(-time.Minute))},
+		{Type: batch.ConditionRunning, Status: metav1.ConditionTrue, Reason: batch.ReasonPodsRunning, LastTransitionTime: at},
+		{Type: batch.ConditionPaused, Status: metav1.ConditionFalse, Reason: batch.ReasonResuming, LastTransitionTime: at},
+	}}
+	written := ToKubeflow(&st, &j)
+	if last := written.Conditions[len(written.Conditions)-1]; last.Type != kubeflowv1.JobRunning || last.Status != corev1.ConditionTrue {
+		t.Errorf("the last condition (the State column) is %s %s; want Running True. Conditions: %+v", last.Type, last.Status, written.Conditions)
 	}
 }
