@@ -3,6 +3,7 @@ package render
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -106,7 +107,7 @@ const (
 // Workload and PodGroup.
 func ReadObservations(data []byte) (Observations, error) {
 	o := Observations{InstalledCRDs: map[string]bool{}}
-	docs, err := splitDocuments(data)
+	docs, err := observedDocuments(data)
 	if err != nil {
 		return Observations{}, err
 	}
@@ -250,6 +251,33 @@ func splitDocuments(data []byte) ([][]byte, error) {
 			docs = append(docs, doc)
 		}
 	}
+}
+
+// observedDocuments are the documents of an --observed file, each item of a List (what `kubectl
+// get pods -o yaml` prints) as a document of its own.
+func observedDocuments(data []byte) ([][]byte, error) {
+	docs, err := splitDocuments(data)
+	if err != nil {
+		return nil, err
+	}
+	var out [][]byte
+	for i, doc := range docs {
+		var list struct {
+			Kind  string            `json:"kind"`
+			Items []json.RawMessage `json:"items"`
+		}
+		if err := yaml.Unmarshal(doc, &list); err != nil || list.Kind != "List" && !strings.HasSuffix(list.Kind, "List") {
+			out = append(out, doc)
+			continue
+		}
+		for j, item := range list.Items {
+			if len(bytes.TrimSpace(item)) == 0 {
+				return nil, fmt.Errorf("observed document %d: item %d is empty", i+1, j+1)
+			}
+			out = append(out, item)
+		}
+	}
+	return out, nil
 }
 
 func stripComments(doc []byte) []byte {

@@ -621,7 +621,7 @@ func ReadObservedKueue(data []byte, j *Job) (*KueueObservation, error) {
 	if j.Queue == nil {
 		return nil, nil
 	}
-	docs, err := splitDocuments(data)
+	docs, err := observedDocuments(data)
 	if err != nil {
 		return nil, err
 	}
