@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -117,14 +118,21 @@ func gpuLimit(c *corev1.Container) int32 {
 func (r *renderer) torchrunCommand(t *ReplicaType, c *corev1.Container) {
 	tr := r.job.Torchrun
 	script := c.Args
-	if len(script) == 0 && len(c.Command) > 0 {
-		// Note: a template that puts the script in command (python train.py) is common; torchrun
-		// runs the interpreter itself, so a leading python is dropped and the rest kept.
+	switch {
+	case len(c.Command) == 0:
+	case len(script) == 0 || strings.HasPrefix(path.Base(c.Command[0]), "python") && len(c.Command) > 1:
+		// Note: a template that puts the script in command (python train.py, its arguments in
+		// command or args) is common; torchrun runs the interpreter itself, so a leading python
+		// is dropped and the rest kept, before args.
 		script = c.Command
 		if strings.HasPrefix(path.Base(script[0]), "python") {
 			script = script[1:]
 		}
+		script = append(slices.Clip(script), c.Args...)
 		r.warn(WarnTorchrunCommand, fmt.Sprintf("replica type %s: torchrun replaces the container's command; %q is passed to torchrun as the script (put the script and its arguments in args)", t.Type, strings.Join(script, " ")))
+	default:
+		// A command that is no interpreter (an entrypoint) is not a script torchrun could run.
+		r.warn(WarnTorchrunCommand, fmt.Sprintf("replica type %s: torchrun replaces the container's command; %q is dropped and args (%q) are torchrun's script and its arguments", t.Type, strings.Join(c.Command, " "), strings.Join(c.Args, " ")))
 	}
 	nnodes := strconv.Itoa(int(r.job.PodCount()))
 	if e := r.job.Elastic; e != nil {
