@@ -132,11 +132,27 @@ func events(r Round) []Event {
 			listed(r.Next), listed(r.Next)+n, r.Next.Selector)})
 	}
 	if r.Warn {
-		for _, w := range d.Warnings {
-			ev = append(ev, Event{corev1.EventTypeWarning, w.Reason, w.Message})
-		}
+		ev = append(ev, warningEvents(d.Warnings)...)
 	}
 	return ev
+}
+
+// warningEvents are render's warnings as events, one a reason: the events API counts repeats of a
+// reason on one event and keeps its first note, so two warnings of one reason (two environment
+// variables overridden) would show as one, naming the first. Their messages are joined instead.
+func warningEvents(warnings []render.Warning) []Event {
+	var ev []Event
+	at := map[string]int{}
+	for _, w := range warnings {
+		i, ok := at[w.Reason]
+		if !ok {
+			at[w.Reason] = len(ev)
+			ev = append(ev, Event{corev1.EventTypeWarning, w.Reason, w.Message})
+			continue
+		}
+		ev[i].Message += "; " + w.Message
+	}
+	return ev // Events cuts each to maxEventNote
 }
 
 // waitingEvent is the one Warning event of a Waiting reason that appears or changes, once the

@@ -100,6 +100,14 @@ func TestEvents(t *testing.T) {
 				Warnings: []render.Warning{{Reason: render.WarnEnvOverridden, Message: "RANK is set by Trainyard"}}}}},
 			want: []Event{{corev1.EventTypeWarning, render.WarnEnvOverridden, "RANK is set by Trainyard"}},
 		},
+		"warnings of one reason make one event naming each (the events API keeps a reason's first note)": {
+			round: Round{Prev: running, Next: running, Warn: true, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning,
+				Warnings: []render.Warning{{Reason: render.WarnEnvOverridden, Message: "MASTER_ADDR is set by Trainyard"},
+					{Reason: render.WarnTorchrunCommand, Message: "the command is replaced"},
+					{Reason: render.WarnEnvOverridden, Message: "WORLD_SIZE is set by Trainyard"}}}}},
+			want: []Event{{corev1.EventTypeWarning, render.WarnEnvOverridden, "MASTER_ADDR is set by Trainyard; WORLD_SIZE is set by Trainyard"},
+				{corev1.EventTypeWarning, render.WarnTorchrunCommand, "the command is replaced"}},
+		},
 		"and not again in later rounds": {
 			round: Round{Prev: running, Next: running, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning,
 				Warnings: []render.Warning{{Reason: render.WarnEnvOverridden, Message: "RANK is set by Trainyard"}}}}},
