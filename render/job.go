@@ -61,6 +61,9 @@ type Job struct {
 
 	Torchrun *batch.TorchrunConfig
 	Elastic  *Elastic
+	// TorchrunUnset: spec.torchrunConfig has settings but says nothing of enabled, so torchrun is
+	// off (the API's default) and the settings do nothing: render warns.
+	TorchrunUnset bool
 
 	BackoffLimit          int32
 	ActiveDeadlineSeconds *int64
@@ -190,6 +193,8 @@ func FromPyTorchTrainingJob(in *batch.PyTorchTrainingJob) Job {
 	}
 	if t := in.Spec.TorchrunConfig; t != nil && enabled(t.Enabled, t.Enable) {
 		j.Torchrun = t
+	} else if t != nil && t.Enabled == nil && t.Enable == nil {
+		j.TorchrunUnset = t.ProcPerNode != "" || t.MaxRestarts != nil || t.RdzvBackend != "" || len(t.ExtraOptions) > 0
 	}
 	if e := in.Spec.Elastic; e != nil && enabled(e.Enabled, e.Enable) && j.Torchrun != nil {
 		j.Elastic = resolveElastic(e)

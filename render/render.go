@@ -152,6 +152,7 @@ const (
 	WarnRestartPolicy   = "RestartPolicyReplaced"
 	WarnSchedulerName   = "SchedulerNameReplaced"
 	WarnTorchrunCommand = "TorchrunCommandReplaced"
+	WarnTorchrunOff     = "TorchrunNotEnabled"
 )
 
 // Render computes the desired state of in.Job from the observations in in.
@@ -305,6 +306,9 @@ func (r *renderer) build() {
 				}
 			}
 		}
+	}
+	if r.job.TorchrunUnset {
+		r.warn(WarnTorchrunOff, "spec.torchrunConfig has settings but not enabled: true, so the pods run the template's command, not torchrun, and the settings do nothing; set spec.torchrunConfig.enabled: true to launch with torchrun")
 	}
 	r.deadline()
 	r.expire()
