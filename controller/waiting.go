@@ -40,7 +40,19 @@ func (r *jobReconciler) waitingInputs(ctx context.Context, job client.Object, mo
 	w.createRefused = r.memory(job.GetUID()).createRefused
 	w.gangRefused = r.memory(job.GetUID()).gangRefused
 	r.mu.Unlock()
-	if out == nil || out.Decisions.Blocked != nil || model.Finished() || model.Pause {
+	if out == nil {
+		return w
+	}
+	// The TensorBoard outlives the job's success: why it cannot start is read then too.
+	if out.TensorBoard != nil && !available(tb) {
+		var list corev1.PodList
+		if err := r.reader.List(ctx, &list, client.InNamespace(job.GetNamespace()),
+			client.MatchingLabels{batch.LabelTensorBoard: job.GetName()}); err == nil {
+			w.tensorBoard = pointers(list.Items)
+		}
+		w.recheck = true
+	}
+	if out.Decisions.Blocked != nil || model.Finished() || model.Pause {
 		return w
 	}
 	kinds := render.GangKinds(model, r.crds.installed())
@@ -49,14 +61,6 @@ func (r *jobReconciler) waitingInputs(ctx context.Context, job client.Object, mo
 		live.SetGroupVersionKind(kinds[len(kinds)-1]) // the PodGroup, after any Workload
 		if err := r.client.Get(ctx, types.NamespacedName{Namespace: job.GetNamespace(), Name: job.GetName()}, live); err == nil {
 			w.gang = live
-		}
-		w.recheck = true
-	}
-	if out.TensorBoard != nil && !available(tb) {
-		var list corev1.PodList
-		if err := r.reader.List(ctx, &list, client.InNamespace(job.GetNamespace()),
-			client.MatchingLabels{batch.LabelTensorBoard: job.GetName()}); err == nil {
-			w.tensorBoard = pointers(list.Items)
 		}
 		w.recheck = true
 	}

@@ -249,17 +249,38 @@ spec:
 }
 
 func whyTensorBoard(ctx context.Context, t *testing.T, c client.Client, ns string) {
-	job := pyTorchJob("tbw").Obj().(*batch.PyTorchTrainingJob)
+	// The master exits 0 after 8 s, and the clean-up deletes the running worker: the TensorBoard
+	// outlives the success, and so does its reason, in the status written once the worker is gone.
+	job := pyTorchJob("tbw").Master(sim("8s", "0")).Workers(1, sim("", "")).Obj().(*batch.PyTorchTrainingJob)
 	job.Spec.TensorboardSpec = &batch.TensorBoardSpec{Image: "example.invalid/tensorboard:1", LogDir: &batch.LogDir{PVC: []batch.PVCLogDir{{Name: "nologs"}}}}
 	create(ctx, t, c, ns, job)
-	eventually(t, 60*time.Second, "status.tensorboard says the claim is missing", func() (bool, string) {
-		st, _ := jobStatus(ctx, c, ns, "tbw")
-		if st.Tensorboard == nil {
-			return false, "no status.tensorboard"
+	missing := func(phase batch.JobPhase) func() (bool, string) {
+		return func() (bool, string) {
+			st, _ := jobStatus(ctx, c, ns, "tbw")
+			if st.Tensorboard == nil {
+				return false, "no status.tensorboard"
+			}
+			tb := st.Tensorboard
+			return (phase == "" || st.Phase == phase) && !tb.Ready && tb.Reason == batch.ReasonPVCNotFound &&
+				strings.Contains(tb.Note, `persistentvolumeclaim "nologs" not found`), fmt.Sprintf("phase %s, %+v", st.Phase, *tb)
 		}
-		tb := st.Tensorboard
-		return !tb.Ready && tb.Reason == batch.ReasonPVCNotFound && strings.Contains(tb.Note, `persistentvolumeclaim "nologs" not found`), fmt.Sprintf("%+v", *tb)
+	}
+	eventually(t, 60*time.Second, "status.tensorboard says the claim is missing", missing(""))
+	waitPhase(ctx, t, c, ns, "tbw", batch.JobSucceeded)
+	start := time.Now()
+	eventually(t, 60*time.Second, "the status lists the cleaned-up worker no more", func() (bool, string) {
+		st, _ := jobStatus(ctx, c, ns, "tbw")
+		for _, task := range st.Tasks {
+			if task.Type == "worker" && len(task.ReplicaStatus) > 0 {
+				return false, fmt.Sprintf("worker task %+v", task.ReplicaStatus)
+			}
+		}
+		return true, ""
 	})
+	if ok, why := missing(batch.JobSucceeded)(); !ok {
+		t.Fatalf("once the job has succeeded and its worker is gone, status.tensorboard no longer says the claim is missing: %s", why)
+	}
+	t.Logf("the succeeded job's status, written %.1f s after the phase was seen without its worker, says PVCNotFound in status.tensorboard", time.Since(start).Seconds())
 }
 
 // annotateJob forces a reconcile of the job by annotating it.
