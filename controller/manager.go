@@ -248,10 +248,12 @@ func serveWhenInstalled(ctx context.Context, mgr ctrl.Manager, s *shared, later 
 	defer tick.Stop()
 	told := map[string]bool{} // the kinds whose lacking rights were logged
 	for len(later) > 0 {
+		patience := time.Minute
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+			patience = 0 // one look: no CRD was just created
 			if !slices.ContainsFunc(later, func(k jobKind) bool {
 				_, err := mgr.GetRESTMapper().RESTMapping(k.gvk.GroupKind(), k.gvk.Version)
 				return err == nil
@@ -263,11 +265,11 @@ func serveWhenInstalled(ctx context.Context, mgr ctrl.Manager, s *shared, later 
 				continue
 			}
 		}
-		// The CRD was just created: wait (up to a minute) for its kind to be served. A kind the
+		// A CRD was just created: wait (up to a minute) for its kind to be served. A kind the
 		// operator may not serve waits for the next tick instead.
-		deadline := time.Now().Add(time.Minute)
+		deadline := time.Now().Add(patience)
 		var denied []jobKind
-		for len(later) > 0 && time.Now().Before(deadline) && ctx.Err() == nil {
+		for first := true; len(later) > 0 && (first || time.Now().Before(deadline)) && ctx.Err() == nil; first = false {
 			var still []jobKind
 			for _, k := range later {
 				if _, err := mgr.GetRESTMapper().RESTMapping(k.gvk.GroupKind(), k.gvk.Version); err != nil {
