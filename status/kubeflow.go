@@ -74,13 +74,9 @@ func ToKubeflow(st *batch.TrainingJobStatus, j *render.Job) kubeflowv1.JobStatus
 		// Its success counts the replicas still running as succeeded, as Kubeflow's does.
 		from := st
 		if j.Finished() && finished(st.Phase) {
-			from = &j.Status
+			from = &j.Status // as written before: its restart counts too
 		}
-		rs.Restarts = countPhases(st, t.Type, rs)
-		if from != st {
-			*rs = kubeflowv1.ReplicaStatus{LabelSelector: rs.LabelSelector, Selector: rs.Selector, Restarts: rs.Restarts}
-			countPhases(from, t.Type, rs)
-		}
+		rs.Restarts = countPhases(from, t.Type, rs)
 		if st.Phase == batch.JobSucceeded {
 			rs.Succeeded += rs.Active
 			rs.Active = 0
