@@ -266,7 +266,7 @@ func observedDocuments(data []byte) ([][]byte, error) {
 			Kind  string            `json:"kind"`
 			Items []json.RawMessage `json:"items"`
 		}
-		if err := yaml.Unmarshal(doc, &list); err != nil || list.Kind != "List" && !strings.HasSuffix(list.Kind, "List") {
+		if err := yaml.Unmarshal(doc, &list); err != nil || !strings.HasSuffix(list.Kind, "List") {
 			out = append(out, doc)
 			continue
 		}
