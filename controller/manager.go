@@ -246,7 +246,10 @@ func serveWhenInstalled(ctx context.Context, mgr ctrl.Manager, s *shared, later 
 	log := ctrl.Log.WithName("setup")
 	tick := time.NewTicker(rightsRecheck)
 	defer tick.Stop()
-	told := map[string]bool{} // the kinds whose lacking rights were logged
+	// lacking: the kinds found installed without the rights to serve them (logged once). The CRD
+	// tracker announces every CRD at start too, so a kind servedKinds left for lack of rights is
+	// among them after the first round.
+	lacking := map[string]bool{}
 	for len(later) > 0 {
 		patience := time.Minute
 		select {
@@ -254,11 +257,8 @@ func serveWhenInstalled(ctx context.Context, mgr ctrl.Manager, s *shared, later 
 			return
 		case <-tick.C:
 			patience = 0 // one look: no CRD was just created
-			if !slices.ContainsFunc(later, func(k jobKind) bool {
-				_, err := mgr.GetRESTMapper().RESTMapping(k.gvk.GroupKind(), k.gvk.Version)
-				return err == nil
-			}) {
-				continue // no CRD installed: its creation is announced
+			if !slices.ContainsFunc(later, func(k jobKind) bool { return lacking[k.gvk.Kind] }) {
+				continue // no kind waits for rights; a CRD's creation is announced
 			}
 		case name := <-s.crds.created:
 			if !slices.ContainsFunc(later, func(k jobKind) bool { return crdName(k) == name }) {
@@ -277,8 +277,8 @@ func serveWhenInstalled(ctx context.Context, mgr ctrl.Manager, s *shared, later 
 					continue
 				}
 				if why, err := may(k); err != nil || why != "" {
-					if why != "" && !told[k.gvk.Kind] {
-						told[k.gvk.Kind] = true
+					if why != "" && !lacking[k.gvk.Kind] {
+						lacking[k.gvk.Kind] = true
 						log.Info("not serving a kind: the operator has not the rights to serve it; asked again every "+rightsRecheck.String(), "kind", k.gvk.GroupKind().String(), "denied", why)
 					}
 					denied = append(denied, k)
