@@ -355,6 +355,10 @@ func (p *previousRelease) down(ctx context.Context, t *testing.T, _ *envconf.Con
 // started while the API was served, must follow both without a restart.
 func (p *previousRelease) gangAPIOffThenOn(ctx context.Context, t *testing.T, c client.Client, ns string) {
 	gv := kubeGangVersion(t, c)
+	// The earlier assessment's namespace is being deleted: its jobs' gang objects must be gone
+	// before the API is, else the namespace goes without them (the namespace controller sees no
+	// such kind) and they wait in etcd for the garbage collector, which the restart slows.
+	noGangObjectsAt(ctx, t, c, gv)
 	server, err := findComponent(p.dir, previousReleaseCluster, "kube-apiserver")
 	if err != nil {
 		t.Fatal(err)
@@ -487,20 +491,7 @@ func (p *previousRelease) upgradeUnderOperator(ctx context.Context, t *testing.T
 	waitPhase(ctx, t, c, ns, "upgraded", batch.JobPaused)
 	// Nothing stored at the old version may be left: the new release cannot read it. (The earlier
 	// assessments' namespaces are being deleted, their jobs' gang objects with them.)
-	eventually(t, 90*time.Second, "no Workload or PodGroup left at "+old.String(), func() (bool, string) {
-		var left []string
-		for _, kind := range []string{"Workload", "PodGroup"} {
-			list := &unstructured.UnstructuredList{}
-			list.SetGroupVersionKind(old.WithKind(kind + "List"))
-			if err := c.List(ctx, list); err != nil {
-				return false, err.Error()
-			}
-			for _, o := range list.Items {
-				left = append(left, kind+" "+o.GetNamespace()+"/"+o.GetName())
-			}
-		}
-		return len(left) == 0, strings.Join(left, ", ")
-	})
+	noGangObjectsAt(ctx, t, c, old)
 
 	upgrade := func(args []string) []string {
 		args = slices.Clone(args)
@@ -552,4 +543,24 @@ func (p *previousRelease) upgradeUnderOperator(ctx context.Context, t *testing.T
 	if !p.operator.alive() || p.operator.cmd.Process.Pid != operatorPID {
 		t.Errorf("the operator (PID %d) did not live through the upgrade", operatorPID)
 	}
+}
+
+// noGangObjectsAt waits until no Workload or PodGroup of any namespace is stored at gv: those of
+// the earlier assessments' jobs go with their namespaces.
+func noGangObjectsAt(ctx context.Context, t *testing.T, c client.Client, gv schema.GroupVersion) {
+	t.Helper()
+	eventually(t, 90*time.Second, "no Workload or PodGroup left at "+gv.String(), func() (bool, string) {
+		var left []string
+		for _, kind := range []string{"Workload", "PodGroup"} {
+			list := &unstructured.UnstructuredList{}
+			list.SetGroupVersionKind(gv.WithKind(kind + "List"))
+			if err := c.List(ctx, list); err != nil {
+				return false, err.Error()
+			}
+			for _, o := range list.Items {
+				left = append(left, kind+" "+o.GetNamespace()+"/"+o.GetName())
+			}
+		}
+		return len(left) == 0, strings.Join(left, ", ")
+	})
 }
