@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/trainyard/trainyard/cli"
@@ -26,9 +25,10 @@ func main() {
 	args := os.Args[1:]
 	plugin := strings.TrimSuffix(filepath.Base(os.Args[0]), ".exe") == "kubectl-trainyard"
 	var err error
+	verb, rest, isVerb := cli.SplitVerb(args)
 	switch {
-	case len(args) > 0 && slices.Contains(cli.Verbs, args[0]):
-		err = cli.Run(args[0], args[1:], os.Stdout, os.Stderr)
+	case isVerb:
+		err = cli.Run(verb, rest, os.Stdout, os.Stderr)
 	case plugin || len(args) > 0 && (args[0] == "help" || args[0] == "-h" || args[0] == "--help"):
 		fmt.Fprintln(os.Stderr, cli.Usage)
 		if !plugin {

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -47,6 +48,31 @@ const Usage = `usage:
   trainyard resume [KIND/]JOB [--wait] [--timeout D]  bring them back; --wait: until it runs again
 Cluster flags as kubectl's: --kubeconfig, --context, -n/--namespace (render takes -n only). As a
 kubectl plugin (the binary named kubectl-trainyard on PATH): kubectl trainyard get.`
+
+// leadingFlags are kubectl's global flags, which kubectl users also write before the verb
+// (kubectl -n team get pods), each with the value it takes.
+var leadingFlags = []string{"kubeconfig", "context", "namespace", "n"}
+
+// SplitVerb finds the verb in args that start with it or with kubectl's global flags before it
+// (trainyard --kubeconfig k -n team get), and returns it with the rest of args, those flags first.
+// ok is false when args name no verb there: they are the operator's.
+func SplitVerb(args []string) (verb string, rest []string, ok bool) {
+	i := 0
+	for i < len(args) && strings.HasPrefix(args[i], "-") {
+		name, _, withValue := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		if !slices.Contains(leadingFlags, name) {
+			return "", nil, false
+		}
+		i++
+		if !withValue {
+			i++ // the flag's value
+		}
+	}
+	if i >= len(args) || !slices.Contains(Verbs, args[i]) {
+		return "", nil, false
+	}
+	return args[i], append(slices.Clone(args[:i]), args[i+1:]...), true
+}
 
 // Run runs verb with args, writing to stdout and stderr.
 func Run(verb string, args []string, stdout, stderr io.Writer) error {

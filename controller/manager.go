@@ -128,6 +128,11 @@ func Main(args []string) error {
 		}
 		return err
 	}
+	if fs.NArg() > 0 {
+		// Note: a verb after an operator flag (trainyard --leader-elect get) would otherwise start
+		// an operator beside the one in the cluster.
+		return fmt.Errorf("unexpected argument %q: the operator takes flags only; the command line is trainyard <verb> [flags] (trainyard help)", fs.Arg(0))
+	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	ctx := ctrl.SetupSignalHandler()
 	// GOGC in the environment wins over the operator's own tuning (gctuner.go).
