@@ -108,12 +108,19 @@ func events(r Round) []Event {
 	}
 	// A new job's first phase, Pending, is no change worth an event: PodsCreated says it.
 	newPending := r.Prev.Phase == "" && r.Next.Phase == batch.JobPending
+	reason, message := d.Reason, d.Message
+	if q := d.Queued; q != nil {
+		// Note: a kubeflow.org job Kueue holds is suspended, so its phase is Paused, as Kubeflow's
+		// Suspended condition has it; the change is said in Kueue's words, and only when the hold
+		// is news (the Queued event above says it for a new job).
+		reason, message = q.Reason, q.Message
+		newPending = newPending || r.Prev.Phase == "" || heldBy(r.Prev, q.Reason)
+	}
 	if r.Written && r.Prev.Phase != r.Next.Phase && !newPending {
 		typ := corev1.EventTypeNormal
 		if r.Next.Phase == batch.JobFailed {
 			typ = corev1.EventTypeWarning
 		}
-		reason := d.Reason
 		if reason == "" {
 			reason = string(r.Next.Phase)
 		}
@@ -121,8 +128,11 @@ func events(r Round) []Event {
 		if r.Prev.Phase != "" {
 			msg = fmt.Sprintf("phase %s -> %s", r.Prev.Phase, r.Next.Phase)
 		}
-		if d.Message != "" {
-			msg += ": " + d.Message
+		if message != "" {
+			msg += ": " + message
+		}
+		if d.Queued != nil && r.Next.Phase == batch.JobPaused {
+			msg = message // Kueue's hold is no pause
 		}
 		ev = append(ev, Event{typ, reason, msg})
 	}

@@ -130,6 +130,16 @@ func TestEvents(t *testing.T) {
 			round: Round{Prev: kueueHeld, Next: kueueHeld, Written: true, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobPaused,
 				Reason: batch.ReasonPaused, Queued: &render.Blocked{Reason: render.ReasonQueued, Message: "Kueue holds the job in LocalQueue q"}}}},
 		},
+		"a new kubeflow.org job Kueue holds (suspended, so Paused) is one Queued event, no Paused one": {
+			round: Round{Prev: &batch.TrainingJobStatus{}, Next: kueueHeld, Written: true, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobPaused,
+				Reason: batch.ReasonPaused, Message: "the job is paused and all its pods are gone", Queued: &render.Blocked{Reason: render.ReasonQueued, Message: "Kueue holds the job in LocalQueue q"}}}},
+			want: []Event{{corev1.EventTypeNormal, render.ReasonQueued, "Kueue holds the job in LocalQueue q"}},
+		},
+		"a running kubeflow.org job Kueue evicts says so in Kueue's words, not Paused": {
+			round: Round{Prev: running, Next: kueueHeld, Written: true, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobPaused,
+				Reason: batch.ReasonPaused, Message: "the job is paused and all its pods are gone", Queued: &render.Blocked{Reason: render.ReasonQueued, Message: "Kueue holds the job in LocalQueue q"}}}},
+			want: []Event{{corev1.EventTypeNormal, render.ReasonQueued, "Kueue holds the job in LocalQueue q"}},
+		},
 		"a refused job is one warning per generation": {
 			round: Round{Prev: pending, Next: pending, Warn: true, RenderErr: errors.New("metadata.name: too long")},
 			want:  []Event{{corev1.EventTypeWarning, ReasonInvalidSpec, "metadata.name: too long"}},
