@@ -20,6 +20,7 @@ import (
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
 	"github.com/trainyard/trainyard/apis/kueue"
+	"github.com/trainyard/trainyard/render"
 )
 
 // maxEvents is how many of the job's latest events describe prints.
@@ -52,6 +53,9 @@ type queueView struct {
 	workload *unstructured.Unstructured
 	// err says why the Workload could not be read.
 	err error
+	// kubeflow: the job is of a kubeflow.org kind, whose pause and resume (de)activate its
+	// Workload whoever deactivated it.
+	kubeflow bool
 }
 
 // queueView reads the job's Workload when the job is queued (nil when it is not): the job's
@@ -61,7 +65,7 @@ func (s *session) queueView(ctx context.Context, j *job) *queueView {
 	if name == "" {
 		return nil
 	}
-	q := &queueView{name: name}
+	q := &queueView{name: name, kubeflow: j.model.Kubeflow != nil}
 	q.workload, q.err = s.jobWorkload(ctx, j)
 	return q
 }
@@ -131,8 +135,13 @@ func describeQueue(out io.Writer, q *queueView, now time.Time) {
 		return
 	}
 	state := "active"
-	if !workloadActive(q.workload) {
+	switch {
+	case workloadActive(q.workload):
+	case q.kubeflow || q.workload.GetAnnotations()[render.AnnotationDeactivated] != "":
 		state = "inactive: trainyard resume activates it"
+	default:
+		// A T9k job's resume activates only the Workload its pause deactivated.
+		state = "inactive, set outside Trainyard: trainyard resume does not activate it; setting its spec.active to true does"
 	}
 	fmt.Fprintf(out, "Kueue: LocalQueue %s, Workload %s (%s)\n", q.name, q.workload.GetName(), state)
 	conds, _, _ := unstructured.NestedSlice(q.workload.Object, "status", "conditions")

@@ -42,6 +42,8 @@ func TestDescribeQueue(t *testing.T) {
 	queued := pytorchJob(map[string]string{kueue.LabelQueueName: "lq"})
 	for name, tc := range map[string]struct {
 		objs []*unstructured.Unstructured
+		// t9k: the job is taken as a T9k kind's (its model has no Kubeflow part).
+		t9k  bool
 		want []string
 	}{
 		"its Workload, inactive, with Kueue's words": {
@@ -52,6 +54,11 @@ func TestDescribeQueue(t *testing.T) {
 				"  check multikueue  Pending           10s  The workload got reservation on \"worker1\"",
 			},
 		},
+		"a T9k job's Workload deactivated by hand, which resume leaves alone": {
+			objs: []*unstructured.Unstructured{wl},
+			t9k:  true,
+			want: []string{"Workload pytorchjob-k-1a2b3 (inactive, set outside Trainyard: trainyard resume does not activate it; setting its spec.active to true does)"},
+		},
 		"no Workload yet": {want: []string{"Kueue: LocalQueue lq; no Workload yet"}},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -61,6 +68,9 @@ func TestDescribeQueue(t *testing.T) {
 			}
 			s := &session{client: b.Build(), namespace: "ns"}
 			j := &job{info: &kinds[2], obj: queued, model: kinds[2].model(queued)}
+			if tc.t9k {
+				j.model.Kubeflow = nil
+			}
 			var out bytes.Buffer
 			describe(&out, j, nil, nil, s.queueView(context.Background(), j), now)
 			for _, w := range tc.want {

@@ -149,6 +149,9 @@ func (s *session) setPaused(ctx context.Context, j *job, pause bool) (string, er
 	if pause {
 		return fmt.Sprintf("%s paused (%s): its pods are deleted and the job stays, %s. `trainyard resume %s -n %s` brings them back", ref(j), field, state, ref(j), j.obj.GetNamespace()), nil
 	}
+	if q := j.obj.GetLabels()[kueue.LabelQueueName]; q != "" {
+		return fmt.Sprintf("%s resumed (%s): it waits in LocalQueue %s, and its pods are created once Kueue admits it", ref(j), field, q), nil
+	}
 	return fmt.Sprintf("%s resumed (%s): its pods are created again", ref(j), field), nil
 }
 

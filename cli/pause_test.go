@@ -70,6 +70,14 @@ func TestPauseT9k(t *testing.T) {
 		t.Errorf("resume with the alias: enabled %s, enable %s; want both false", show(p.Enabled), show(p.Enable))
 	}
 
+	// A queued job resumed waits for Kueue's admission, and is told so.
+	queued := ptj(&batch.RunMode{Pause: &batch.PauseMode{Enabled: yes()}}, batch.JobPaused)
+	queued.Labels = map[string]string{kueue.LabelQueueName: "lq"}
+	msg, _, _, err = pauseCase(t, 0, queued, false)
+	if err != nil || !strings.Contains(msg, "it waits in LocalQueue lq, and its pods are created once Kueue admits it") {
+		t.Errorf("resuming a queued job: %q, %v", msg, err)
+	}
+
 	// Already paused: no write.
 	paused := ptj(&batch.RunMode{Pause: &batch.PauseMode{Enabled: yes()}}, batch.JobPaused)
 	msg, after, _, err = pauseCase(t, 0, paused, true)

@@ -196,6 +196,10 @@ func (r *renderer) queueHold() bool {
 		return hold(ReasonQueued, fmt.Sprintf("Workload %s no longer matches the job's replicas or queue; it is replaced", name))
 	case condition(w, kueue.WorkloadFinished):
 		return hold(ReasonQueued, fmt.Sprintf("Workload %s is finished; the job cannot run under it", name))
+	case w.Spec.Active != nil && !*w.Spec.Active && w.Annotations[AnnotationDeactivated] == "":
+		// Note: Kueue evicts an inactive Workload (reason Deactivated) even if it never admitted
+		// it; waiting "to be admitted again" would never end.
+		return hold(ReasonQueued, fmt.Sprintf("Workload %s is inactive (spec.active: false, set outside Trainyard): Kueue admits it only once it is active again (kubectl patch workload %s --type=merge -p '{\"spec\":{\"active\":true}}')", name, name))
 	case condition(w, kueue.WorkloadEvicted):
 		c := meta.FindStatusCondition(w.Status.Conditions, kueue.WorkloadEvicted)
 		return hold(ReasonQueued, fmt.Sprintf("Workload %s was evicted by Kueue (%s: %s); waiting to be admitted again", name, c.Reason, c.Message))
