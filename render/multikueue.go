@@ -33,6 +33,10 @@ import (
 // ReasonNotQueued: a job handed to MultiKueue has no LocalQueue, so nothing dispatches it.
 const ReasonNotQueued = "NotQueued"
 
+// ReasonNotDispatched: a job handed to MultiKueue is admitted by a ClusterQueue without a
+// MultiKueue admission check, so nothing dispatches it.
+const ReasonNotDispatched = "NotDispatched"
+
 // dispatch decides for a job handed to MultiKueue that is neither finished nor paused: it waits
 // in its queue, and once admitted it runs elsewhere.
 func (r *renderer) dispatch() {
@@ -45,6 +49,13 @@ func (r *renderer) dispatch() {
 		return
 	}
 	if r.queueHold() {
+		return
+	}
+	if w := r.in.Kueue.Workload; undispatchable(w) {
+		msg := fmt.Sprintf("Workload %s is admitted in ClusterQueue %s, which has no admission check: MultiKueue dispatches only through a ClusterQueue with a MultiKueue admission check, so nothing runs the job (spec.managedBy %s); give the ClusterQueue such a check, or create the job anew without managedBy to run it in this cluster",
+			w.Name, w.Status.Admission.ClusterQueue, kueue.ManagedByMultiKueue)
+		d.Blocked = &Blocked{Reason: ReasonNotDispatched, Message: msg}
+		d.Phase, d.Reason, d.Message = batch.JobPending, ReasonNotDispatched, msg
 		return
 	}
 	// Admitted: MultiKueue has dispatched the job; its copy's pods run in a worker cluster, and
@@ -63,10 +74,18 @@ func (r *renderer) dispatched() {
 		d.Dispatched = true
 		return
 	}
-	if k := r.in.Kueue; k != nil && k.Workload != nil && r.job.Queue != nil {
+	if k := r.in.Kueue; k != nil && k.Workload != nil && r.job.Queue != nil && !undispatchable(k.Workload) {
 		w := k.Workload
 		d.Dispatched = condition(w, kueue.WorkloadQuotaReserved) || condition(w, kueue.WorkloadFinished)
 	}
+}
+
+// undispatchable: w is admitted without any admission check, so no MultiKueue check takes it to a
+// worker. Note: with a check, Kueue lists it in the Workload's status from the quota reservation
+// on, and admits the Workload only once every check is Ready, so an admitted Workload with none
+// listed has none.
+func undispatchable(w *kueue.Workload) bool {
+	return w != nil && w.Status.Admission != nil && condition(w, kueue.WorkloadAdmitted) && len(w.Status.AdmissionChecks) == 0 && !condition(w, kueue.WorkloadFinished)
 }
 
 // adopt reports whether the job must become the controller of its prebuilt Workload.
