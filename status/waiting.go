@@ -84,7 +84,7 @@ func waitingCause(in Input, st *batch.TrainingJobStatus) *cause {
 		return &cause{batch.ReasonRestarting, "restarting: " + c.Message}
 	}
 	if unbound := countPods(in.Pods, Unbound); unbound > 0 {
-		if c := gangCause(in.Gang, unbound, desired); c != nil {
+		if c := gangCause(in.Gang, in.Pods, unbound, desired); c != nil {
 			return c
 		}
 	}
@@ -139,8 +139,9 @@ var kubernetesScheduledCondition = map[string]bool{"PodGroupScheduled": true, "P
 
 // gangCause reads the gang scheduler's verdict from the live PodGroup: the kube-scheduler's
 // kubernetesScheduledCondition when False, Volcano's and coscheduling's phase before Running,
-// with the message of their latest condition.
-func gangCause(gang *unstructured.Unstructured, unbound, desired int32) *cause {
+// with the message of their latest condition, or else the scheduler's words on the pods
+// (coscheduling's PodGroup has no conditions: why the gang does not fit is on its pods).
+func gangCause(gang *unstructured.Unstructured, pods []*corev1.Pod, unbound, desired int32) *cause {
 	if gang == nil {
 		return nil
 	}
@@ -176,8 +177,13 @@ func gangCause(gang *unstructured.Unstructured, unbound, desired int32) *cause {
 			latest = m
 		}
 	}
-	if latest != nil {
+	switch {
+	case latest != nil:
 		msg += ": " + fmt.Sprint(latest["message"])
+	default:
+		if c := podCause(pods, desired); c != nil && c.reason == batch.ReasonUnschedulable {
+			msg += "; the scheduler says of " + c.message
+		}
 	}
 	return &cause{batch.ReasonGangWaiting, msg}
 }

@@ -115,6 +115,18 @@ func TestWaiting(t *testing.T) {
 			gang:       kubePodGroup("v1beta1", "PodGroupInitiallyScheduled", metav1.ConditionFalse, "0/4 nodes are available: 4 Insufficient example.com/gpu."),
 			wantReason: batch.ReasonGangWaiting, wantMessage: "2 of 2 pods held by the gang scheduler: 0/4 nodes are available: 4 Insufficient example.com/gpu.",
 		},
+		"a coscheduling gang, whose PodGroup has no conditions, quotes the scheduler's words on its pods": {
+			job:  newJob(1).Status(running).Obj(),
+			pods: []corev1.Pod{unschedulable("master", 0, "0/4 nodes are available: resource gap nvidia.com/gpu"), unschedulable("worker", 0, "0/4 nodes are available: resource gap nvidia.com/gpu")},
+			gang: func() *unstructured.Unstructured {
+				u := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"phase": "Scheduling"}}}
+				u.SetAPIVersion("scheduling.x-k8s.io/v1alpha1")
+				u.SetKind("PodGroup")
+				return u
+			}(),
+			wantReason:  batch.ReasonGangWaiting,
+			wantMessage: "2 of 2 pods held by the gang scheduler (PodGroup Scheduling); the scheduler says of 2 of 2 pods: 0/4 nodes are available: resource gap nvidia.com/gpu",
+		},
 		"a queue's word comes before the pods'": {
 			job:        newJob(1).Obj(),
 			queued:     &render.Blocked{Reason: batch.ReasonQueued, Message: "insufficient unused quota for nvidia.com/gpu in flavor default, 4 more needed"},
