@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -22,6 +23,7 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -168,50 +170,6 @@ func NewFlagSet(o *Options, zapOpts *zap.Options) *flag.FlagSet {
 	return fs
 }
 
-// servedKinds are the T9k kinds, and each kubeflow.org kind whose CRD is installed (they come
-// with the opt-in kustomize/kubeflow overlay) and that the operator may serve (mayServe); later
-// are the kubeflow.org kinds that are not, yet.
-func servedKinds(mapper meta.RESTMapper, may func(jobKind) (string, error)) (served, later []jobKind, err error) {
-	served = []jobKind{pyTorchKind, tensorFlowKind}
-	for _, k := range []jobKind{pyTorchJobKind, tfJobKind} {
-		ok, err := serveable(mapper, may, k)
-		if err != nil {
-			return nil, nil, err
-		}
-		if ok {
-			served = append(served, k)
-		} else {
-			later = append(later, k)
-		}
-	}
-	return served, later, nil
-}
-
-// serveable: kind k's CRD is installed and the operator may serve it. Why not is logged.
-func serveable(mapper meta.RESTMapper, may func(jobKind) (string, error), k jobKind) (bool, error) {
-	log := ctrl.Log.WithName("setup")
-	_, err := mapper.RESTMapping(k.gvk.GroupKind(), k.gvk.Version)
-	switch {
-	case meta.IsNoMatchError(err):
-		log.Info("not serving a kind yet: its CRD is not installed (kubectl apply -k kustomize/kubeflow); it is served once it is", "kind", k.gvk.GroupKind().String())
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("looking up %s: %w", k.gvk.GroupKind(), err)
-	}
-	denied, err := may(k)
-	if err != nil {
-		return false, fmt.Errorf("asking the API server what the operator may do with %s: %w", k.gvk.GroupKind(), err)
-	}
-	if denied != "" {
-		// Note: a default install beside Kubeflow's training operator (whose CRDs these are), or
-		// the chart's kubeflow.enabled turned off: the kind is left alone, not half served (a
-		// watch refused keeps every controller's cache from syncing, and the operator stops).
-		log.Info("not serving a kind: its CRD is installed but the operator has not the rights to serve it (kustomize/kubeflow or the chart's kubeflow.enabled=true grant them); it is served once it has", "kind", k.gvk.GroupKind().String(), "denied", denied)
-		return false, nil
-	}
-	return true, nil
-}
-
 // kindRights are what serving a kind takes on its jobs: their list and watch (the controller's
 // cache) and their status's patch.
 var kindRights = []struct{ verb, subresource string }{{"list", ""}, {"watch", ""}, {"patch", "status"}}
@@ -239,68 +197,115 @@ func crdName(k jobKind) string {
 	return strings.ToLower(k.gvk.Kind) + "s." + k.gvk.Group
 }
 
-// rightsRecheck is how often the operator asks again whether it may serve a kind whose CRD is
-// installed but whose rights it lacked (granted by a later install of kustomize/kubeflow).
+// rightsRecheck is how often the operator asks again whether it may serve a kubeflow.org kind:
+// one it lacked the rights to serve (granted by a later install of kustomize/kubeflow), and one it
+// serves (a right taken away, by the chart's kubeflow.enabled turned off, say).
 const rightsRecheck = 30 * time.Second
 
-// serveWhenInstalled starts the controller of each kind in later once its CRD is created and
-// established and the operator may serve it, so installing the kustomize/kubeflow overlay takes no
-// restart. A controller is only added once the API server serves its kind: a controller that
-// failed to start would stop the manager.
-func serveWhenInstalled(ctx context.Context, mgr ctrl.Manager, s *shared, later []jobKind, o Options, may func(jobKind) (string, error)) {
+// kindServer serves the opt-in kubeflow.org kinds: each once its CRD is created and established
+// and the operator may serve it (mayServe), so installing the kustomize/kubeflow overlay or
+// granting its rights takes no restart. A controller is only added once the API server serves
+// its kind and the operator may watch it: a watch refused keeps every controller's cache from
+// syncing, and the operator stops. For the same reason a served kind whose rights are taken away
+// stops the operator (a controller cannot be removed from a running manager), saying why: started
+// again, it leaves that kind alone.
+//
+// Note: it runs once this replica leads (a leader-election runnable), not at the process's start:
+// a standby may lead long after it started, with other rights.
+type kindServer struct {
+	mapper meta.RESTMapper
+	may    func(jobKind) (string, error)
+	setup  func(jobKind) error
+	// created receives the name of each CRD created (the CRD tracker's).
+	created <-chan string
+	// every is how often rights are asked again (rightsRecheck).
+	every time.Duration
+}
+
+func (ks *kindServer) run(ctx context.Context, later []jobKind) error {
 	log := ctrl.Log.WithName("setup")
-	tick := time.NewTicker(rightsRecheck)
+	tick := time.NewTicker(ks.every)
 	defer tick.Stop()
-	// lacking: the kinds found installed without the rights to serve them (logged once). The CRD
-	// tracker announces every CRD at start too, so a kind servedKinds left for lack of rights is
-	// among them after the first round.
+	var served []jobKind
+	// lacking: the kinds found installed without the rights to serve them (logged once).
 	lacking := map[string]bool{}
-	for len(later) > 0 {
-		patience := time.Minute
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-			patience = 0 // one look: no CRD was just created
-			if !slices.ContainsFunc(later, func(k jobKind) bool { return lacking[k.gvk.Kind] }) {
-				continue // no kind waits for rights; a CRD's creation is announced
-			}
-		case name := <-s.crds.created:
-			if !slices.ContainsFunc(later, func(k jobKind) bool { return crdName(k) == name }) {
-				continue
+	for first := true; ; first = false {
+		patience := time.Duration(0) // one look, unless a CRD was just created
+		if !first {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-tick.C:
+				for _, k := range served {
+					// Note: an error (the API server briefly away) is no verdict; a denial is.
+					if why, err := ks.may(k); err == nil && why != "" {
+						return fmt.Errorf("the operator no longer has a right it needs to serve %s (denied: %s): stopping, so that, started again, it leaves the kind alone (or grant the right back: kustomize/kubeflow, or the chart's kubeflow.enabled=true)", k.gvk.GroupKind(), why)
+					}
+				}
+				if !slices.ContainsFunc(later, func(k jobKind) bool { return lacking[k.gvk.Kind] }) {
+					continue // no kind waits for rights; a CRD's creation is announced
+				}
+			case name := <-ks.created:
+				if !slices.ContainsFunc(later, func(k jobKind) bool { return crdName(k) == name }) {
+					continue
+				}
+				// A CRD was just created: wait (up to a minute) for its kind to be served.
+				patience = time.Minute
 			}
 		}
-		// A CRD was just created: wait (up to a minute) for its kind to be served. A kind the
-		// operator may not serve waits for the next tick instead.
 		deadline := time.Now().Add(patience)
 		var denied []jobKind
-		for first := true; len(later) > 0 && (first || time.Now().Before(deadline)) && ctx.Err() == nil; first = false {
+		for once := true; len(later) > 0 && (once || time.Now().Before(deadline)) && ctx.Err() == nil; once = false {
 			var still []jobKind
 			for _, k := range later {
-				if _, err := mgr.GetRESTMapper().RESTMapping(k.gvk.GroupKind(), k.gvk.Version); err != nil {
+				_, err := ks.mapper.RESTMapping(k.gvk.GroupKind(), k.gvk.Version)
+				if err != nil {
+					if first {
+						log.Info("not serving a kind yet: its CRD is not installed (kubectl apply -k kustomize/kubeflow); it is served once it is", "kind", k.gvk.GroupKind().String())
+					}
 					still = append(still, k)
 					continue
 				}
-				if why, err := may(k); err != nil || why != "" {
+				if why, err := ks.may(k); err != nil || why != "" {
+					if err != nil {
+						log.Error(err, "asking the API server what the operator may do with a kind; asked again every "+ks.every.String(), "kind", k.gvk.GroupKind().String())
+						lacking[k.gvk.Kind] = true
+					}
 					if why != "" && !lacking[k.gvk.Kind] {
 						lacking[k.gvk.Kind] = true
-						log.Info("not serving a kind: the operator has not the rights to serve it; asked again every "+rightsRecheck.String(), "kind", k.gvk.GroupKind().String(), "denied", why)
+						log.Info("not serving a kind: its CRD is installed but the operator has not the rights to serve it (kustomize/kubeflow or the chart's kubeflow.enabled=true grant them); asked again every "+ks.every.String(), "kind", k.gvk.GroupKind().String(), "denied", why)
 					}
 					denied = append(denied, k)
 					continue
 				}
-				if err := setupJobController(mgr, s, k, o); err != nil {
-					log.Error(err, "setting up a controller for a newly installed kind", "kind", k.gvk.GroupKind().String())
+				if err := ks.setup(k); err != nil {
+					log.Error(err, "setting up a controller for a kind; tried again every "+ks.every.String(), "kind", k.gvk.GroupKind().String())
+					lacking[k.gvk.Kind] = true
+					denied = append(denied, k)
 					continue
 				}
-				log.Info("serving a kind now installed and granted", "kind", k.gvk.GroupKind().String())
+				served = append(served, k)
+				delete(lacking, k.gvk.Kind)
+				log.Info("serving a kind", "kind", k.gvk.GroupKind().String())
 			}
 			later = still
-			if len(later) > 0 {
+			if len(later) > 0 && patience > 0 {
 				time.Sleep(500 * time.Millisecond)
 			}
 		}
 		later = append(later, denied...)
+	}
+}
+
+// cachesSynced is a readiness check that passes once every informer of c has synced.
+func cachesSynced(c cache.Cache) healthz.Checker {
+	return func(req *http.Request) error {
+		ctx, cancel := context.WithTimeout(req.Context(), time.Second)
+		defer cancel()
+		if !c.WaitForCacheSync(ctx) {
+			return errors.New("the caches have not synced (a watch refused or the API server unreachable: see the log)")
+		}
+		return nil
 	}
 }
 
@@ -340,7 +345,9 @@ func Run(ctx context.Context, o Options) error {
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
 	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+	// Ready once the caches have synced: a watch the API server refuses (a right taken away) keeps
+	// the operator unready rather than answering 200 while no controller can start.
+	if err := mgr.AddReadyzCheck("readyz", cachesSynced(mgr.GetCache())); err != nil {
 		return err
 	}
 	pods, err := indexByController[corev1.Pod](ctx, mgr, &corev1.Pod{})
@@ -366,22 +373,22 @@ func Run(ctx context.Context, o Options) error {
 	if err := s.metrics.register(); err != nil {
 		return err
 	}
-	may := func(k jobKind) (string, error) { return mayServe(ctx, mgr.GetClient(), k) }
-	kinds, later, err := servedKinds(mgr.GetRESTMapper(), may)
-	if err != nil {
-		return err
-	}
 	if err := s.crds.discoverBuiltin(mgr.GetRESTMapper()); err != nil {
 		return err
 	}
-	if len(later) > 0 {
-		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-			serveWhenInstalled(ctx, mgr, s, later, o, may)
-			return nil
-		})); err != nil {
-			return err
-		}
+	ks := &kindServer{
+		mapper:  mgr.GetRESTMapper(),
+		may:     func(k jobKind) (string, error) { return mayServe(ctx, mgr.GetClient(), k) },
+		setup:   func(k jobKind) error { return setupJobController(mgr, s, k, o) },
+		created: s.crds.created,
+		every:   rightsRecheck,
 	}
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		return ks.run(ctx, []jobKind{pyTorchJobKind, tfJobKind})
+	})); err != nil {
+		return err
+	}
+	kinds := []jobKind{pyTorchKind, tensorFlowKind}
 	var names []string
 	for _, k := range kinds {
 		if err := setupJobController(mgr, s, k, o); err != nil {
@@ -389,7 +396,13 @@ func Run(ctx context.Context, o Options) error {
 		}
 		names = append(names, k.gvk.GroupKind().String())
 	}
-	ctrl.Log.WithName("setup").Info("starting trainyard", "kinds", names,
-		"maxConcurrentReconciles", o.MaxConcurrentReconciles, "qps", o.QPS, "burst", o.Burst, "createParallelism", o.CreateParallelism, "maxWritesInFlight", o.MaxWritesInFlight, "nodeLostAfter", o.NodeLostAfter, "maxUnscheduledPodsPerJob", o.MaxUnscheduledPods, "maxUnscheduledPods", o.MaxUnscheduledPodsTotal)
+	// Note: every flag that changes what the operator does is in this line, so a log says how the
+	// operator that wrote it ran.
+	ctrl.Log.WithName("setup").Info("starting trainyard (the kubeflow.org kinds are served once this replica leads, if their CRDs are installed and the operator may serve them)", "kinds", names,
+		"maxConcurrentReconciles", o.MaxConcurrentReconciles, "qps", o.QPS, "burst", o.Burst, "createParallelism", o.CreateParallelism,
+		"maxWritesInFlight", o.MaxWritesInFlight, "minWritesInFlight", o.MinWritesInFlight, "slowWrite", o.SlowWrite,
+		"podEventCoalesce", o.PodEventCoalesce, "statusBatchInterval", o.StatusInterval, "clusterDomain", o.ClusterDomain,
+		"nodeLostAfter", o.NodeLostAfter, "maxUnscheduledPodsPerJob", o.MaxUnscheduledPods, "maxUnscheduledPods", o.MaxUnscheduledPodsTotal,
+		"leaderElect", o.LeaderElect)
 	return mgr.Start(ctx)
 }

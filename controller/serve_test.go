@@ -2,7 +2,11 @@ package controller
 
 import (
 	"context"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -11,14 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 )
 
-// A kubeflow.org kind whose CRD is installed is served only if the operator may list and watch
-// its jobs and patch their status: a default install beside Kubeflow's own CRDs (or the chart's
-// kubeflow.enabled turned off) leaves the kind alone instead of stopping on a refused watch.
-func TestAKindIsServedOnlyWithTheRightsToServeIt(t *testing.T) {
-	mapper := meta.NewDefaultRESTMapper(nil)
-	for _, k := range []jobKind{pyTorchKind, tensorFlowKind, pyTorchJobKind, tfJobKind} {
-		mapper.Add(k.gvk, meta.RESTScopeNamespace)
-	}
+// mayServe asks for each right serving a kind takes and names the first one lacking.
+func TestMayServeNamesTheRightLacking(t *testing.T) {
 	// The API server's answers: every right on TFJobs, none but list on PyTorchJobs.
 	var asked []string
 	c := fake.NewClientBuilder().WithScheme(Scheme()).WithInterceptorFuncs(interceptor.Funcs{
@@ -32,23 +30,6 @@ func TestAKindIsServedOnlyWithTheRightsToServeIt(t *testing.T) {
 	}).Build()
 	may := func(k jobKind) (string, error) { return mayServe(context.Background(), c, k) }
 
-	served, later, err := servedKinds(mapper, may)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got, waiting []string
-	for _, k := range served {
-		got = append(got, k.gvk.Kind)
-	}
-	for _, k := range later {
-		waiting = append(waiting, k.gvk.Kind)
-	}
-	if want := []string{"PyTorchTrainingJob", "TensorFlowTrainingJob", "TFJob"}; !equalStrings(got, want) {
-		t.Errorf("served %v; want %v", got, want)
-	}
-	if want := []string{"PyTorchJob"}; !equalStrings(waiting, want) {
-		t.Errorf("left for later %v; want %v", waiting, want)
-	}
 	if why, _ := may(pyTorchJobKind); why != "watch pytorchjobs" {
 		t.Errorf("the right lacking for PyTorchJobs: %q; want %q", why, "watch pytorchjobs")
 	}
@@ -75,4 +56,76 @@ func equalStrings(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// A kubeflow.org kind whose CRD is installed is served only while the operator may list and watch
+// its jobs and patch their status: a default install beside Kubeflow's own CRDs (or the chart's
+// kubeflow.enabled turned off) leaves the kind alone instead of stopping on a refused watch; a
+// right granted later serves the kind without a restart; a right taken away from a served kind
+// stops the operator, saying which.
+func TestAKindIsServedOnlyWithTheRightsToServeIt(t *testing.T) {
+	mapper := meta.NewDefaultRESTMapper(nil)
+	for _, k := range []jobKind{pyTorchJobKind, tfJobKind} {
+		mapper.Add(k.gvk, meta.RESTScopeNamespace)
+	}
+	var mu sync.Mutex
+	denied := map[string]string{"PyTorchJob": "watch pytorchjobs"}
+	var setUp []string
+	ks := &kindServer{
+		mapper: mapper,
+		may: func(k jobKind) (string, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return denied[k.gvk.Kind], nil
+		},
+		setup: func(k jobKind) error {
+			mu.Lock()
+			defer mu.Unlock()
+			setUp = append(setUp, k.gvk.Kind)
+			return nil
+		},
+		every: 10 * time.Millisecond,
+	}
+	served := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(setUp)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- ks.run(ctx, []jobKind{pyTorchJobKind, tfJobKind}) }()
+
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for range 500 {
+			if ok() {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Fatalf("%s: not so; served %v", what, served())
+	}
+	waitFor("TFJob served at once", func() bool { return slices.Equal(served(), []string{"TFJob"}) })
+	time.Sleep(50 * time.Millisecond) // five rounds of asking
+	if got := served(); !slices.Equal(got, []string{"TFJob"}) {
+		t.Fatalf("served %v without the rights to PyTorchJobs; want TFJob only", got)
+	}
+
+	mu.Lock()
+	delete(denied, "PyTorchJob")
+	mu.Unlock()
+	waitFor("PyTorchJob served once granted", func() bool { return slices.Equal(served(), []string{"TFJob", "PyTorchJob"}) })
+
+	mu.Lock()
+	denied["TFJob"] = "patch tfjobs/status"
+	mu.Unlock()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "TFJob.kubeflow.org (denied: patch tfjobs/status)") {
+			t.Fatalf("run ended with %v; want the TFJob right it lost named", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a right taken away from a served kind did not stop the operator")
+	}
 }
