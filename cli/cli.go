@@ -327,6 +327,15 @@ func (j *job) running() int32 {
 	return n
 }
 
+// desired is the number of pods the job wants now: its status's (a T9k job's status counts the
+// pods Kueue admitted, which for an elastic job may be fewer than its spec asks), else its spec's.
+func (j *job) desired() int32 {
+	if n := j.model.Status.DesiredReplicas; n > 0 && j.model.Kubeflow == nil {
+		return n
+	}
+	return j.model.PodCount()
+}
+
 // restarts is the job's restarts counted against its backoffLimit.
 func (j *job) restarts() int32 { return j.model.Status.BackoffCount }
 

@@ -74,7 +74,10 @@ func describe(out io.Writer, j *job, pods []corev1.Pod, events []corev1.Event, q
 	m := &j.model
 	st := &m.Status
 	fmt.Fprintf(out, "%s %s/%s  %s  %d/%d running  age %s\n", j.info.kind, j.obj.GetNamespace(), j.obj.GetName(),
-		j.phase(), j.running(), m.PodCount(), age(j.obj.GetCreationTimestamp(), now))
+		j.phase(), j.running(), j.desired(), age(j.obj.GetCreationTimestamp(), now))
+	if n := j.desired(); n < m.PodCount() && q != nil {
+		fmt.Fprintf(out, "Admitted: %d of the %d pods the spec asks (Kueue admitted the elastic job partially; the rest have no pod)\n", n, m.PodCount())
+	}
 	if reason, message := j.waiting(); reason != "" {
 		fmt.Fprintf(out, "Waiting: %s: %s\n", reason, message)
 	}

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 	"github.com/trainyard/trainyard/apis/kueue"
 	"github.com/trainyard/trainyard/controller"
 )
@@ -132,5 +133,23 @@ func TestQueuedWithoutKueue(t *testing.T) {
 	}
 	if _, err := s.setPaused(context.Background(), j, true); err == nil || !strings.Contains(err.Error(), "Kueue is not installed") {
 		t.Errorf("pause: %v", err)
+	}
+}
+
+// TestDescribePartlyAdmitted: an elastic job Kueue admitted partially shows the admitted pods as
+// its desired ones, as its status does, and says so beside the spec's count.
+func TestDescribePartlyAdmitted(t *testing.T) {
+	o := ptj(nil, batch.JobRunning)
+	o.Labels = map[string]string{kueue.LabelQueueName: "lq"}
+	o.Spec.ReplicaSpecs = []batch.PyTorchReplicaSpec{{Type: "worker", ReplicaTemplate: batch.ReplicaTemplate{Replicas: ptr32(4)}}}
+	o.Status.DesiredReplicas, o.Status.Aggregate.Running = 2, 2
+	s := &session{client: fake.NewClientBuilder().WithScheme(controller.Scheme()).WithObjects(o).Build(), namespace: "ns"}
+	j := &job{info: &kinds[0], obj: o, model: kinds[0].model(o)}
+	var out bytes.Buffer
+	describe(&out, j, nil, nil, s.queueView(context.Background(), j), time.Now())
+	for _, want := range []string{"Running  2/2 running", "Admitted: 2 of the 4 pods the spec asks"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("describe lacks %q:\n%s", want, out.String())
+		}
 	}
 }

@@ -117,7 +117,7 @@ func (t table) format(j *job, phase, ago string) string {
 		reason = "-"
 	}
 	row := fmt.Sprintf("%s\t%s\t%s\t%d/%d\t%d\t%s\t%s", j.info.kind, j.obj.GetName(), phase,
-		j.running(), j.model.PodCount(), j.restarts(), reason, ago)
+		j.running(), j.desired(), j.restarts(), reason, ago)
 	if t.all {
 		row = j.obj.GetNamespace() + "\t" + row
 	}

@@ -125,7 +125,7 @@ func waitedFor(pause bool) string {
 
 func viewOf(j *job, pods int) waitView {
 	reason, message := j.waiting()
-	return waitView{phase: j.phase(), running: j.running(), desired: j.model.PodCount(), pods: pods, reason: reason, message: message}
+	return waitView{phase: j.phase(), running: j.running(), desired: j.desired(), pods: pods, reason: reason, message: message}
 }
 
 // podCount is how many of the job's pods exist, terminating ones included. It lists their
