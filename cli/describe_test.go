@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
-	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
 	"github.com/trainyard/trainyard/apis/kueue"
 	"github.com/trainyard/trainyard/controller"
 )
