@@ -568,6 +568,12 @@ func (r *jobReconciler) applyPodGroup(ctx context.Context, job client.Object, mo
 			if obj == nil {
 				continue
 			}
+			if len(out.Decisions.Create) > 0 {
+				// Note: gang objects are not watched, so one deleted by hand would never be made
+				// again; a round that creates pods, which need it, applies it whatever was applied
+				// before.
+				r.applier.Forget(obj)
+			}
 			_, err := r.applier.ApplyUncached(ctx, obj)
 			if apierrors.IsInvalid(err) && obj.GroupVersionKind().Group == render.KubernetesGangGroup {
 				// Note: a scheduling.k8s.io Workload's templates and a PodGroup's policy are

@@ -467,6 +467,35 @@ func TestADeletedJobsPodGroupIsDeleted(t *testing.T) {
 	}
 }
 
+// A PodGroup deleted by hand is made again before the job's next pods: gang objects are not
+// watched, and the applier's memory of having applied it must not keep the new pods without
+// their gang (they would wait for it forever).
+func TestAPodGroupDeletedByHandIsMadeAgainForNewPods(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	job := testJob(1, batch.RestartPolicyNever)
+	job.Spec.Scheduler = &batch.SchedulePolicy{Volcano: &batch.VolcanoScheduler{}}
+	c := newCluster(t, job)
+	r := newTestReconciler(c, &now)
+	r.crds.update("podgroups.scheduling.volcano.sh", true)
+	reconcileOnce(t, r)
+	pg := &unstructured.Unstructured{}
+	pg.SetGroupVersionKind(schema.GroupVersionKind{Group: "scheduling.volcano.sh", Version: "v1beta1", Kind: "PodGroup"})
+	pg.SetNamespace("ns")
+	pg.SetName("j")
+	if err := c.server.Delete(context.Background(), pg); err != nil {
+		t.Fatalf("deleting the job's PodGroup: %v", err)
+	}
+	// A pod is deleted too (by hand, say): the next round creates it again.
+	if err := c.server.Delete(context.Background(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j-worker-0"}}); err != nil {
+		t.Fatal(err)
+	}
+	r.exp.Forget(string(job.UID))
+	reconcileOnce(t, r)
+	if err := c.server.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "j"}, pg); err != nil {
+		t.Errorf("the PodGroup deleted by hand, after a round that created a pod: %v; want it made again", err)
+	}
+}
+
 // A job deleted with --cascade=orphan (marked for deletion under the orphan finalizer), or marked
 // for deletion under another finalizer, keeps its pods; one deleted in the foreground has them
 // deleted at once.

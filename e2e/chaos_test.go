@@ -377,10 +377,7 @@ func TestLeaderElection(t *testing.T) {
 	faultFeature(t, "two replicas with leader election: the leader SIGKILLed, the other takes over within the lease duration and no pod is created twice",
 		"kill the leader part-way through a job", "leader",
 		func(ctx context.Context, t *testing.T, cfg *envconf.Config, c client.Client, ns string) {
-			if err := sharedOperator.stop(); err != nil {
-				t.Fatal(err)
-			}
-			sharedOperator = nil
+			startAgain := standAsideSharedOperator(t, cfg)
 			replicas := map[string]*operatorProcess{}
 			defer func() {
 				for _, p := range replicas {
@@ -388,11 +385,7 @@ func TestLeaderElection(t *testing.T) {
 						_ = p.stop()
 					}
 				}
-				p, err := startOperator(cfg, "operator.log")
-				if err != nil {
-					t.Fatal(err)
-				}
-				sharedOperator = p
+				startAgain()
 			}()
 			elect := []string{"--leader-elect", "--leader-election-namespace=" + leaseNamespace}
 			for _, r := range []string{"a", "b"} {

@@ -47,17 +47,7 @@ func TestChartInstall(t *testing.T) {
 			}
 			operatorMu.Lock()
 			defer operatorMu.Unlock()
-			if err := sharedOperator.stop(); err != nil {
-				t.Fatal(err)
-			}
-			sharedOperator = nil
-			defer func() {
-				p, err := startOperator(cfg, "operator.log")
-				if err != nil {
-					t.Fatal(err)
-				}
-				sharedOperator = p
-			}()
+			defer standAsideSharedOperator(t, cfg)()
 
 			if out, err := kubectl(ctx, cfg, fmt.Sprintf(`apiVersion: v1
 kind: Namespace

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
@@ -173,6 +174,24 @@ func startSharedOperator(ctx context.Context, cfg *envconf.Config) (context.Cont
 	sharedOperator = p
 	operatorMu.Unlock()
 	return ctx, nil
+}
+
+// standAsideSharedOperator stops the shared operator for a feature that runs operators of its own
+// (two operators would both reconcile every job) and returns what starts it again, to defer. The
+// caller holds operatorMu.
+func standAsideSharedOperator(t *testing.T, cfg *envconf.Config) (startAgain func()) {
+	t.Helper()
+	if err := sharedOperator.stop(); err != nil {
+		t.Fatal(err)
+	}
+	sharedOperator = nil
+	return func() {
+		p, err := startOperator(cfg, "operator.log")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sharedOperator = p
+	}
 }
 
 func stopSharedOperator(ctx context.Context, _ *envconf.Config) (context.Context, error) {
