@@ -72,22 +72,30 @@ func splitElastic(types []ReplicaType, expected int32) []ReplicaType {
 		out[portions[k%len(portions)].index].Replicas++
 		assigned++
 	}
-	if m := masterTypeIndex(out); m >= 0 && out[m].Replicas < 1 {
+	if m := masterTypeIndex(types); m >= 0 && out[m].Replicas < 1 {
 		out[m].Replicas = 1
 	}
 	return out
 }
 
 // masterTypeIndex is the index of the replica type whose replica 0 is the master: the type
-// named master, else the first type.
+// named master, else the first type, either only if it has a replica. Note: a master type with
+// replicas 0 is as good as absent (the schema allows it; Kubeflow's Master takes 0 or 1): its
+// replica 0 would be a pod that never exists, which every rank waits for and whose success the
+// job waits for. With no replica in any type, the first type.
 func masterTypeIndex(types []ReplicaType) int {
+	if len(types) == 0 {
+		return -1
+	}
 	for i, t := range types {
-		if t.Type == batch.PyTorchReplicaMaster {
+		if t.Type == batch.PyTorchReplicaMaster && t.Replicas > 0 {
 			return i
 		}
 	}
-	if len(types) == 0 {
-		return -1
+	for i, t := range types {
+		if t.Replicas > 0 {
+			return i
+		}
 	}
 	return 0
 }

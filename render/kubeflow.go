@@ -149,7 +149,7 @@ func (j *Job) isMaster(t *ReplicaType, index int32) bool {
 func tfLeaderType(types []ReplicaType) string {
 	for _, want := range []string{"chief", "master", "worker"} {
 		for _, t := range types {
-			if t.Type == want {
+			if t.Type == want && t.Replicas > 0 {
 				return want
 			}
 		}
