@@ -25,6 +25,10 @@ type CreateHooks struct {
 	Before func(client.Object)
 	// Done is called for each attempted object with its result.
 	Done func(CreateResult)
+	// Exists is called for an object the server says exists already: nil counts it as done (a
+	// retry of an earlier creation); an error is the object's result, as a refusal (another
+	// owner's object of that name).
+	Exists func(client.Object) error
 	// Proceed is asked after the canary and every maxParallel objects (a cheap question: the
 	// owner of the objects may have gone meanwhile; a job deleted while its thousand pods are
 	// created must not get the rest); an error stops CreateAll, which returns it. To stop the
@@ -70,6 +74,9 @@ func (a *Applier) CreateAll(ctx context.Context, objs []client.Object, maxParall
 		case err == nil:
 			res.Created = true
 		case apierrors.IsAlreadyExists(err):
+			if hooks.Exists != nil {
+				res.Err = hooks.Exists(obj)
+			}
 		default:
 			res.Err = fmt.Errorf("creating %s %s/%s: %w", kindOf(obj), obj.GetNamespace(), obj.GetName(), err)
 		}

@@ -75,6 +75,7 @@ func runRender(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("%s: %w", *observed, err)
 		}
 		in.Pods, in.DeletedPods, in.InstalledCRDs, in.Nodes = o.Pods, o.DeletedPods, o.InstalledCRDs, o.Nodes
+		in.NameTakenBy = render.NameTakenBy(in.Job.Ref(), o.Jobs)
 		if in.Kueue, err = render.ReadObservedKueue(data, &in.Job); err != nil {
 			return fmt.Errorf("%s: %w", *observed, err)
 		}

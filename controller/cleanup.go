@@ -211,6 +211,7 @@ func (r *jobReconciler) syncReplicaServices(ctx context.Context, job client.Obje
 		Before:  func(o client.Object) { r.svcExp.ExpectCreation(owner, o) },
 		Done:    func(res apply.CreateResult) { r.svcExp.Created(owner, res) },
 		Proceed: r.jobStillHere(ctx, job),
+		Exists:  r.ownObject(ctx, job, func() client.Object { return &corev1.Service{} }),
 	})
 	if errors.Is(err, errJobGone) {
 		return false, nil

@@ -67,6 +67,8 @@ type jobReconciler struct {
 	// kueue runs Kueue's job protocol for a T9k kind's queued jobs (nil for the Kubeflow kinds,
 	// which Kueue runs itself).
 	kueue *kueueSync
+	// kinds are the job kinds served: a job of another kind may hold this job's name (names.go).
+	kinds *kindRegistry
 	// createParallelism bounds the pod creations (and deletions) in flight for one job.
 	createParallelism int
 	// statusInterval is the least time between two status writes of a job that change only
@@ -118,6 +120,9 @@ type jobMemory struct {
 	// createRefused is the API server's refusal of the job's last pod creation, until pods are
 	// created again: the Waiting condition's CreateFailed message.
 	createRefused string
+	// nameTaken says which object of the job another holds the name of (nameTakenError), until
+	// a round's writes all go through.
+	nameTaken string
 	// gangRefused is the API server's refusal of the job's last gang object apply, until one
 	// succeeds: the Waiting condition's CreateFailed message (no pod is created without it).
 	gangRefused string
@@ -219,9 +224,13 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	}
 	model = render.AdmittedJob(model, queued) // the size Kueue admitted, for status as for render
 	deleted := r.deletions.deletedPods(uid)
+	taken, err := r.nameTakenBy(ctx, job)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	part, room := r.shares.parts(uid)
 	out, renderErr := render.Render(render.Input{
-		Job: model, Pods: pods, InstalledCRDs: installed, Kueue: queued, Now: now, ClusterDomain: r.clusterDomain,
+		Job: model, Pods: pods, InstalledCRDs: installed, Kueue: queued, Now: now, ClusterDomain: r.clusterDomain, NameTakenBy: taken,
 		OnlyPodsToCreate: true, MaxPodsToCreate: maxPodsPerRound,
 		DeletedPods: deleted, Nodes: r.nodeStates(ctx, pods), NodeLostAfter: r.nodeLostAfter,
 		MaxUnscheduledPods: part, SchedulerRoom: room,
@@ -253,7 +262,7 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	derive := status.Input{
 		Job: &model, Generation: job.GetGeneration(), Current: current, Pods: pods,
 		Out: out, RenderErr: renderErr, TensorBoard: tb, TensorBoardPods: waiting.tensorBoard,
-		Gang: waiting.gang, CreateRefused: waiting.createRefused, GangRefused: waiting.gangRefused, Now: now,
+		Gang: waiting.gang, CreateRefused: waiting.createRefused, GangRefused: waiting.gangRefused, NameTaken: waiting.nameTaken, Now: now,
 	}
 	next := status.Derive(derive)
 	result := ctrl.Result{}
@@ -290,6 +299,7 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 			return ctrl.Result{}, act.err
 		}
 		r.rememberCreate(uid, act.created, act.createErr)
+		r.rememberNameTaken(uid, act.err)
 		act.err = errors.Join(act.err, r.kueue.sync(ctx, job, out, workload))
 	}
 	if !finishing && (renderErr != nil || !out.Decisions.GangRestart) {
@@ -524,6 +534,8 @@ func (r *jobReconciler) applyService(ctx context.Context, job client.Object, nam
 		return err
 	}
 	switch {
+	case desired != nil && found && !ownedBy(&live, job):
+		return takenError("Service", &live, job)
 	case desired != nil && found:
 		// Note: render's Services follow the job's spec. Once one was found as render wants it,
 		// the intent (a conversion, an encoding and a hash: 5% of a 200-job burst's CPU) is
@@ -547,6 +559,11 @@ func (r *jobReconciler) applyService(ctx context.Context, job client.Object, nam
 		}
 		return err
 	case desired != nil:
+		// Not in the cache: a new job's, or one whose name another object holds. Apply would take
+		// that one over (its selector with it), so the server is asked first.
+		if _, err := r.nameHolder(ctx, job, desired, func() client.Object { return &corev1.Service{} }); err != nil {
+			return err
+		}
 		_, err := r.applier.Apply(ctx, desired, nil)
 		return err
 	case found && ownedBy(&live, job):
@@ -655,6 +672,7 @@ func (r *jobReconciler) createPods(ctx context.Context, job client.Object, out *
 			}
 		},
 		Proceed: r.jobStillHere(ctx, job),
+		Exists:  r.ownObject(ctx, job, func() client.Object { return &corev1.Pod{} }),
 	})
 	slices.Sort(created)
 	return created, err
@@ -709,6 +727,9 @@ func (r *jobReconciler) jobDeleted(job client.Object, gone bool) {
 		m.released = m.released || release
 	}
 	r.mu.Unlock()
+	if gone && r.kinds != nil {
+		r.kinds.wakeOthers(r.kind, client.ObjectKeyFromObject(job))
+	}
 	if release {
 		r.releaseDeleted(job)
 	}

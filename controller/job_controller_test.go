@@ -15,6 +15,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -25,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
@@ -493,6 +495,84 @@ func TestAPodGroupDeletedByHandIsMadeAgainForNewPods(t *testing.T) {
 	reconcileOnce(t, r)
 	if err := c.server.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "j"}, pg); err != nil {
 		t.Errorf("the PodGroup deleted by hand, after a round that created a pod: %v; want it made again", err)
+	}
+}
+
+// A pod name another job's pod holds (job a's type b-worker and job a-b's worker both make
+// a-b-worker-0; here a TFJob's): the job does not count that pod as its own, and says which job
+// holds the name, rather than wait with no reason.
+func TestAPodNameAnotherJobHoldsIsSaid(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := newCluster(t, testJob(1, batch.RestartPolicyNever))
+	r := newTestReconciler(c, &now)
+	foreign := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j-worker-0", UID: "foreign-pod",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "kubeflow.org/v1", Kind: "TFJob", Name: "j", UID: "tfjob-uid", Controller: ptr(true)}}}}
+	if err := c.server.Create(context.Background(), foreign); err != nil {
+		t.Fatal(err)
+	}
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "j"}}
+	for range 2 {
+		_, _ = r.Reconcile(context.Background(), req) // the first fails on the name; the second says so
+		now = now.Add(3 * time.Second)                // past the status interval
+	}
+	job, _ := c.get()
+	w := meta.FindStatusCondition(job.Status.Conditions, batch.ConditionWaiting)
+	if w == nil || w.Reason != render.ReasonNameConflict || !strings.Contains(w.Message, "pod j-worker-0 exists already and belongs to TFJob j") {
+		t.Errorf("Waiting condition %+v; want NameConflict naming the TFJob that holds j-worker-0", w)
+	}
+	if job.Status.Aggregate.Creating != 1 {
+		t.Errorf("aggregate %+v; want the worker still to create (the TFJob's pod is not the job's)", job.Status.Aggregate)
+	}
+}
+
+// A job named like an older job of another kind in its namespace creates nothing and says which
+// job holds the name; once that job is deleted, it is woken and runs.
+func TestAJobNamedLikeAnOlderJobOfAnotherKindWaits(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	job := testJob(1, batch.RestartPolicyNever)
+	job.CreationTimestamp = metav1.NewTime(now)
+	c := newCluster(t, job)
+	r := newTestReconciler(c, &now)
+	r.kinds = &kindRegistry{}
+	woken := make(chan event.GenericEvent, 1)
+	r.kinds.add(pyTorchKind, wakeByName(pyTorchKind, woken))
+	r.kinds.add(tensorFlowKind, func(types.NamespacedName) {})
+	older := &batch.TensorFlowTrainingJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j", UID: "tf-uid", CreationTimestamp: metav1.NewTime(now.Add(-time.Hour))}}
+	if err := c.server.Create(context.Background(), older); err != nil {
+		t.Fatal(err)
+	}
+	reconcileOnce(t, r)
+	now = now.Add(3 * time.Second) // past the status interval
+	reconcileOnce(t, r)
+	got, pods := c.get()
+	if len(pods.Items) != 0 {
+		t.Errorf("%d pods created beside the older TensorFlowTrainingJob j; want none", len(pods.Items))
+	}
+	if init := meta.FindStatusCondition(got.Status.Conditions, batch.ConditionInitialized); init == nil || init.Reason != render.ReasonNameConflict ||
+		!strings.Contains(init.Message, "TensorFlowTrainingJob j, created before this job") {
+		t.Errorf("Initialized %+v; want NameConflict naming the TensorFlowTrainingJob", init)
+	}
+
+	// The TensorFlowTrainingJob goes: its controller wakes the PyTorchTrainingJob, which runs.
+	if err := c.server.Delete(context.Background(), older); err != nil {
+		t.Fatal(err)
+	}
+	tf := newTestReconciler(c, &now)
+	tf.kind, tf.kinds = tensorFlowKind, r.kinds
+	tf.jobDeleted(older, true)
+	tf.releasing.Wait()
+	select {
+	case e := <-woken:
+		if e.Object.GetName() != "j" || e.Object.GetNamespace() != "ns" {
+			t.Errorf("woke %s/%s; want ns/j", e.Object.GetNamespace(), e.Object.GetName())
+		}
+	default:
+		t.Fatal("the deletion of the TensorFlowTrainingJob woke no PyTorchTrainingJob of its name")
+	}
+	now = now.Add(3 * time.Second)
+	reconcileOnce(t, r)
+	if _, pods := c.get(); len(pods.Items) != 2 {
+		t.Errorf("%d pods once the name was free; want 2", len(pods.Items))
 	}
 }
 

@@ -98,6 +98,8 @@ type shared struct {
 	kueue    *kueueCache
 	pods     byController[corev1.Pod]
 	services byController[corev1.Service]
+	// kinds are the job kinds served, for the check of names shared between kinds.
+	kinds *kindRegistry
 }
 
 func newShared(c client.Client) *shared {
@@ -112,6 +114,7 @@ func newShared(c client.Client) *shared {
 		metrics:   newMetrics(),
 		crds:      newCRDTracker(),
 		deletions: newDeletionTracker(),
+		kinds:     &kindRegistry{},
 	}
 }
 
@@ -136,6 +139,7 @@ func setupJobController(mgr ctrl.Manager, s *shared, kind jobKind, o Options) er
 		nodeLostAfter:     o.NodeLostAfter,
 		shares:            s.shares,
 		deletions:         s.deletions,
+		kinds:             s.kinds,
 		now:               time.Now,
 		jobs:              map[types.UID]*jobMemory{},
 		names:             map[types.NamespacedName]types.UID{},
@@ -158,6 +162,7 @@ func setupJobController(mgr ctrl.Manager, s *shared, kind jobKind, o Options) er
 	if err != nil {
 		return err
 	}
+	s.kinds.add(kind, wakeByName(kind, r.retry))
 	s.metrics.serve(kind.gvk.Kind)
 	if kind.gvk.Group == batch.GroupVersion.Group {
 		if s.kueue == nil {

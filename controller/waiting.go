@@ -31,6 +31,7 @@ type waitingInputs struct {
 	tensorBoard   []*corev1.Pod
 	createRefused string
 	gangRefused   string
+	nameTaken     string
 	recheck       bool
 }
 
@@ -39,6 +40,7 @@ func (r *jobReconciler) waitingInputs(ctx context.Context, job client.Object, mo
 	r.mu.Lock()
 	w.createRefused = r.memory(job.GetUID()).createRefused
 	w.gangRefused = r.memory(job.GetUID()).gangRefused
+	w.nameTaken = r.memory(job.GetUID()).nameTaken
 	r.mu.Unlock()
 	if out == nil {
 		return w
@@ -81,6 +83,23 @@ func (r *jobReconciler) rememberCreate(uid types.UID, created []string, err erro
 	}
 	r.mu.Lock()
 	r.memory(uid).createRefused = refused
+	r.mu.Unlock()
+}
+
+// rememberNameTaken records that an object of the job could not be made because another holds
+// its name (nameTakenError), or clears it once a round's writes all went through. Another failure
+// leaves the last answer standing.
+func (r *jobReconciler) rememberNameTaken(uid types.UID, err error) {
+	var taken *nameTakenError
+	msg := ""
+	switch {
+	case errors.As(err, &taken):
+		msg = taken.msg
+	case err != nil:
+		return
+	}
+	r.mu.Lock()
+	r.memory(uid).nameTaken = msg
 	r.mu.Unlock()
 }
 

@@ -87,6 +87,9 @@ type Observations struct {
 	DeletedPods   []corev1.Pod
 	InstalledCRDs map[string]bool
 	Nodes         map[string]NodeState
+	// Jobs are the training jobs of the four kinds among the documents: the others in the job's
+	// namespace, for NameTakenBy.
+	Jobs []JobRef
 }
 
 // ObservedAnnotation, on a pod of an --observed file, says what the controller saw happen to it
@@ -147,6 +150,8 @@ func ReadObservations(data []byte) (Observations, error) {
 			o.Nodes[n.Name] = NodeStateOf(&n)
 		case "CustomResourceDefinition":
 			o.InstalledCRDs[u.GetName()] = true
+		case "PyTorchTrainingJob", "TensorFlowTrainingJob", "PyTorchJob", "TFJob":
+			o.Jobs = append(o.Jobs, JobRefOf(u.GetKind(), &u))
 		case "APIService":
 			if slices.Contains(KubernetesGangAPIs(), u.GetName()) {
 				o.InstalledCRDs[u.GetName()] = true
@@ -154,7 +159,7 @@ func ReadObservations(data []byte) (Observations, error) {
 		case kueue.KindWorkload, kueue.KindResourceFlavor, kueue.KindWorkloadPriorityClass, "PriorityClass":
 			// Kueue's objects: ReadObservedKueue reads them.
 		default:
-			return Observations{}, fmt.Errorf("observed document %d: kind %q is not one render reads (Pod, Node, CustomResourceDefinition, APIService, Kueue's Workload, ResourceFlavor, WorkloadPriorityClass, PriorityClass)", i+1, u.GetKind())
+			return Observations{}, fmt.Errorf("observed document %d: kind %q is not one render reads (Pod, Node, CustomResourceDefinition, APIService, a training job, Kueue's Workload, ResourceFlavor, WorkloadPriorityClass, PriorityClass)", i+1, u.GetKind())
 		}
 	}
 	return o, nil

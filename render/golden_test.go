@@ -66,6 +66,7 @@ func renderCase(t *testing.T, dir string) ([]byte, error) {
 			t.Fatalf("observed.yaml: %v", err)
 		}
 		in.Pods, in.DeletedPods, in.InstalledCRDs, in.Nodes = o.Pods, o.DeletedPods, o.InstalledCRDs, o.Nodes
+		in.NameTakenBy = NameTakenBy(job.Ref(), o.Jobs)
 		if in.Kueue, err = ReadObservedKueue(data, &in.Job); err != nil {
 			t.Fatalf("observed.yaml: %v", err)
 		}

@@ -54,6 +54,8 @@ type Job struct {
 	Name       string
 	Namespace  string
 	UID        types.UID
+	// Created is the job's creationTimestamp (which of two same-named jobs keeps the name).
+	Created metav1.Time
 
 	Framework Framework
 	// Replicas are the replica types in spec order, with counts already resolved (elastic split).
@@ -135,6 +137,10 @@ type Input struct {
 	// Pods are the pods the job owns, as observed. Render only reads them (they may be the
 	// cache's own objects).
 	Pods []*corev1.Pod
+	// NameTakenBy names ("PyTorchJob mnist") a job of another kind in the namespace with this
+	// job's name, created before it: the four kinds name their pods, Services and PodGroups alike
+	// (<name>-<type>-<index>, <name>), so this job must create nothing while that one exists.
+	NameTakenBy string
 	// InstalledCRDs names the CustomResourceDefinitions in the cluster that render cares about
 	// (the PodGroup kinds), e.g. "podgroups.scheduling.volcano.sh".
 	InstalledCRDs map[string]bool
@@ -223,6 +229,7 @@ func commonJob(m metav1.ObjectMeta, kind string, fw Framework, mode *batch.RunMo
 		Name:          m.Name,
 		Namespace:     m.Namespace,
 		UID:           m.UID,
+		Created:       m.CreationTimestamp,
 		Framework:     fw,
 		BackoffLimit:  DefaultBackoffLimit,
 		CleanUpPolicy: batch.CleanUpPolicyUnfinished,

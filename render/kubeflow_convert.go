@@ -80,6 +80,7 @@ func kubeflowJob(m metav1.ObjectMeta, kind string, fw Framework, rp kubeflowv1.R
 		Name:       m.Name,
 		Namespace:  m.Namespace,
 		UID:        m.UID,
+		Created:    m.CreationTimestamp,
 		Framework:  fw,
 		// Note: Kubeflow's operator sets no limit when backoffLimit is unset; jobs moved over keep
 		// retrying as they did. (The T9k kinds default to 3.)

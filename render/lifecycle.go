@@ -154,8 +154,18 @@ func (r *renderer) deadline() {
 	r.requeueAfter(end.Sub(r.in.Now))
 }
 
-// blocked reports a missing PodGroup CRD for the chosen gang scheduler.
+// blocked reports what keeps the job from creating anything: its name taken by an older job of
+// another kind, or a missing PodGroup CRD for the chosen gang scheduler.
 func (r *renderer) blocked() *Blocked {
+	if other := r.in.NameTakenBy; other != "" {
+		// That job's deletion wakes this one; a look now and then in case the wake was lost.
+		r.requeueAfter(nameRecheck)
+		return &Blocked{
+			Reason: ReasonNameConflict,
+			Message: fmt.Sprintf("%s, created before this job, is in the namespace with the same name: training jobs of every kind name their pods, Services and PodGroups after the job (%s-<type>-<index>, %s), so this job creates nothing while that one exists; rename this job, or delete that one",
+				other, r.job.Name, r.job.Name),
+		}
+	}
 	g := gangOf(r.job)
 	if g == nil {
 		return nil

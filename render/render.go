@@ -269,7 +269,7 @@ func (r *renderer) build() {
 		r.kueueDecisions()
 		return
 	}
-	if r.job.TensorBoard != nil {
+	if r.job.TensorBoard != nil && !r.nameTaken() {
 		r.out.TensorBoard = tensorBoard(r.job)
 	}
 	if r.create {

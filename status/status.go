@@ -42,6 +42,9 @@ type Input struct {
 	// CreateRefused is the API server's refusal of the job's latest pod creation, if it was
 	// refused and no creation has succeeded since.
 	CreateRefused string
+	// NameTaken says which object of the job could not be made because another object, not the
+	// job's, holds its name.
+	NameTaken string
 	// GangRefused is the API server's refusal of the job's latest gang object (a Workload or a
 	// PodGroup: no pod is created before it), if it was refused and no apply has succeeded since.
 	GangRefused string

@@ -65,6 +65,9 @@ func waitingCause(in Input, st *batch.TrainingJobStatus) *cause {
 	if in.GangRefused != "" {
 		return &cause{batch.ReasonCreateFailed, "the API server refused the job's gang object, so no pod is created: " + in.GangRefused}
 	}
+	if in.NameTaken != "" {
+		return &cause{render.ReasonNameConflict, in.NameTaken}
+	}
 	if in.CreateRefused != "" {
 		return &cause{batch.ReasonCreateFailed, "the API server refused to create pods: " + in.CreateRefused}
 	}

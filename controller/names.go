@@ -1,0 +1,156 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	"github.com/trainyard/trainyard/render"
+)
+
+// Jobs of different kinds with one name in a namespace would share the names of what they create;
+// render decides which one waits (render/names.go). The controller gives it the other kinds' jobs
+// of that name, read from the cache, and wakes a waiting job when the job that held its name is
+// deleted.
+
+// kindRegistry lists the job kinds served, each with what wakes one of its jobs by name.
+type kindRegistry struct {
+	mu    sync.Mutex
+	kinds []servedKind
+}
+
+type servedKind struct {
+	kind jobKind
+	wake func(types.NamespacedName)
+}
+
+func (k *kindRegistry) add(kind jobKind, wake func(types.NamespacedName)) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.kinds = append(k.kinds, servedKind{kind, wake})
+}
+
+// others are the served kinds but kind.
+func (k *kindRegistry) others(kind jobKind) []servedKind {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var out []servedKind
+	for _, s := range k.kinds {
+		if s.kind.gvk != kind.gvk {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// wakeOthers wakes the job named key of every other kind, if there is one: kind's job of that
+// name is gone, so one that waited for the name may take it.
+func (k *kindRegistry) wakeOthers(kind jobKind, key types.NamespacedName) {
+	for _, s := range k.others(kind) {
+		s.wake(key)
+	}
+}
+
+// wakeByName is a kind's wake function: a reconcile of its job key through the controller's retry
+// channel, dropped if the channel is full (the waiting job also looks again on its own,
+// render's requeue).
+func wakeByName(kind jobKind, retry chan<- event.GenericEvent) func(types.NamespacedName) {
+	return func(key types.NamespacedName) {
+		job := kind.newJob()
+		job.SetNamespace(key.Namespace)
+		job.SetName(key.Name)
+		select {
+		case retry <- event.GenericEvent{Object: job}:
+		default:
+		}
+	}
+}
+
+// nameTakenBy is render's Input.NameTakenBy for job: the same-named jobs of the other served kinds
+// in its namespace, from the cache. Note: the lists are not copied (UnsafeDisableDeepCopy), and only
+// names and creation times are read.
+func (r *jobReconciler) nameTakenBy(ctx context.Context, job client.Object) (string, error) {
+	if r.kinds == nil {
+		return "", nil
+	}
+	var refs []render.JobRef
+	for _, s := range r.kinds.others(r.kind) {
+		list := s.kind.newList()
+		if err := r.client.List(ctx, list, client.InNamespace(job.GetNamespace()), client.UnsafeDisableDeepCopy); err != nil {
+			return "", err
+		}
+		for _, o := range s.kind.items(list) {
+			if o.GetName() == job.GetName() {
+				refs = append(refs, render.JobRefOf(s.kind.gvk.Kind, o))
+			}
+		}
+	}
+	return render.NameTakenBy(render.JobRefOf(r.kind.gvk.Kind, job), refs), nil
+}
+
+// nameTakenError: an object the job would create exists under another owner.
+type nameTakenError struct{ msg string }
+
+func (e *nameTakenError) Error() string { return e.msg }
+
+// nameHolder asks the server who holds the name of obj, an object of job (newObj makes one of its
+// kind): nil when job does or nothing does (gone), else a nameTakenError naming the holder: one
+// left by a job deleted a moment ago, one of another job whose names collide with this one's (job
+// a's type b-worker and job a-b's type worker both make a-b-worker-0), or no job's. It reads past
+// the cache, which holds only the operator's objects: the question is rare, and the answer must
+// be the server's.
+func (r *jobReconciler) nameHolder(ctx context.Context, job, obj client.Object, newObj func() client.Object) (gone bool, err error) {
+	live := newObj()
+	kind := kindOf(live)
+	if err := r.reader.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	}
+	return false, takenError(kind, live, job)
+}
+
+// takenError is the nameTakenError of live, an object of kind named like one of job's, or nil
+// when job controls it.
+func takenError(kind string, live, job client.Object) error {
+	ref := metav1.GetControllerOf(live)
+	switch {
+	case ref != nil && ref.UID == job.GetUID():
+		return nil
+	case ref != nil:
+		return &nameTakenError{fmt.Sprintf("%s %s exists already and belongs to %s %s, not to this job: a job names its pods <job>-<type>-<index> and its Services <job> (Kubeflow's also like the pods), and that one's names meet this job's; rename this job or that one (or wait, if that %s is going, until it is gone)", kind, live.GetName(), ref.Kind, ref.Name, kind)}
+	default:
+		return &nameTakenError{fmt.Sprintf("%s %s exists already and belongs to no job: a job names its pods <job>-<type>-<index> and its Services <job> (Kubeflow's also like the pods); delete that %s or rename this job", kind, live.GetName(), kind)}
+	}
+}
+
+// ownObject is CreateAll's Exists for job's objects of newObj's kind: nil for the job's own (a
+// retry of an earlier creation, or a cache behind), else why it cannot be created.
+func (r *jobReconciler) ownObject(ctx context.Context, job client.Object, newObj func() client.Object) func(client.Object) error {
+	return func(obj client.Object) error {
+		gone, err := r.nameHolder(ctx, job, obj, newObj)
+		if err == nil && gone {
+			return fmt.Errorf("%s %s existed and is gone: it is created next round", kindOf(newObj()), obj.GetName())
+		}
+		return err
+	}
+}
+
+// kindOf is the kind of a typed core object, for messages.
+func kindOf(obj client.Object) string {
+	switch obj.(type) {
+	case *corev1.Pod:
+		return "pod"
+	case *corev1.Service:
+		return "Service"
+	}
+	return fmt.Sprintf("%T", obj)
+}
