@@ -39,6 +39,7 @@ func TestWhyNotRunning(t *testing.T) {
 		operatorFeature("why not running: a restarted replica says Restarting, naming the pod and its exit code", "why-restart", whyRestarting),
 		operatorFeature("why not running: a spec only the operator can refuse is InvalidSpec (Kubeflow PyTorchJob), and Kubeflow's State column is untouched", "why-invalid", whyInvalidKubeflow),
 		operatorFeature("why not running: a TensorBoard whose log claim is missing says PVCNotFound in status.tensorboard", "why-tb", whyTensorBoard),
+		operatorFeature("why not running: a job named like an older job of another kind says NameConflict, takes none of its objects, and runs once that one is deleted", "why-name", whyNameTaken),
 	)
 }
 
@@ -317,4 +318,49 @@ func countEvents(ctx context.Context, t *testing.T, c client.Client, ns, reason 
 		}
 	}
 	return n
+}
+
+func whyNameTaken(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	create(ctx, t, c, ns, pyTorchJob("same").Workers(1, sim("", "")).Obj())
+	waitPhase(ctx, t, c, ns, "same", batch.JobRunning)
+	var svc corev1.Service
+	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "same"}, &svc); err != nil {
+		t.Fatal(err)
+	}
+	create(ctx, t, c, ns, tensorFlowJob("same").Replica(batch.TensorFlowReplicaChief, 1, sim("", "")).Replica(batch.TensorFlowReplicaWorker, 1, sim("", "")).Obj())
+	tfWaiting := func(reason, words string) {
+		t.Helper()
+		eventually(t, 60*time.Second, "the TensorFlowTrainingJob same says "+reason, func() (bool, string) {
+			var tf batch.TensorFlowTrainingJob
+			if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "same"}, &tf); err != nil {
+				return false, err.Error()
+			}
+			w := meta.FindStatusCondition(tf.Status.Conditions, batch.ConditionWaiting)
+			if reason == "" {
+				return tf.Status.Phase == batch.JobRunning && w == nil, fmt.Sprintf("phase %s, Waiting %+v", tf.Status.Phase, w)
+			}
+			return w != nil && w.Reason == reason && strings.Contains(w.Message, words), fmt.Sprintf("Waiting %+v", w)
+		})
+	}
+	tfWaiting("NameConflict", "PyTorchTrainingJob same, created before this job")
+	// The PyTorchTrainingJob keeps its Service and its pods; the TensorFlowTrainingJob made none.
+	var after corev1.Service
+	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "same"}, &after); err != nil {
+		t.Fatal(err)
+	}
+	if ref := metav1.GetControllerOf(&after); ref == nil || ref.Kind != "PyTorchTrainingJob" || after.ResourceVersion != svc.ResourceVersion {
+		t.Errorf("Service same: controller %v, resourceVersion %s (was %s); want the PyTorchTrainingJob's, untouched", ref, after.ResourceVersion, svc.ResourceVersion)
+	}
+	if pods := jobPods(ctx, t, c, ns, "same"); len(pods) != 2 {
+		t.Errorf("%d pods labelled for job same; want the PyTorchTrainingJob's 2 only", len(pods))
+	}
+	// The PyTorchTrainingJob goes: the TensorFlowTrainingJob takes the name and runs.
+	var pt batch.PyTorchTrainingJob
+	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "same"}, &pt); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, &pt); err != nil {
+		t.Fatal(err)
+	}
+	tfWaiting("", "")
 }
