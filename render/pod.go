@@ -148,6 +148,9 @@ func (r *renderer) prototype(t *ReplicaType) (*corev1.Pod, int) {
 	pod.Annotations[batch.AnnotationRunMode] = runModeName(r.job)
 	if g := r.out.Decisions.GangRestarts; g > 0 {
 		pod.Annotations[batch.AnnotationGangRestarts] = strconv.FormatInt(int64(g), 10)
+	} else {
+		// The operator's key, never the template's: a pod must not claim a gang it is not of.
+		delete(pod.Annotations, batch.AnnotationGangRestarts)
 	}
 
 	if p := pod.Spec.RestartPolicy; p != "" && p != corev1.RestartPolicyNever {
