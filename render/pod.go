@@ -146,6 +146,11 @@ func (r *renderer) prototype(t *ReplicaType) (*corev1.Pod, int) {
 	pod.Labels[batch.LabelReplicaType] = t.Type
 	pod.Labels[batch.LabelSchedulerRole] = t.Type
 	pod.Annotations[batch.AnnotationRunMode] = runModeName(r.job)
+	for _, k := range slices.Sorted(maps.Keys(tmpl.Labels)) {
+		if v := pod.Labels[k]; v != tmpl.Labels[k] {
+			r.warn(WarnLabelReplaced, fmt.Sprintf("replica type %s: template label %s=%s replaced with %s=%s: the operator's labels select the job's pods", t.Type, k, tmpl.Labels[k], k, v))
+		}
+	}
 	if g := r.out.Decisions.GangRestarts; g > 0 {
 		pod.Annotations[batch.AnnotationGangRestarts] = strconv.FormatInt(int64(g), 10)
 	} else {

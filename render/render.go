@@ -153,6 +153,7 @@ const (
 	WarnSchedulerName   = "SchedulerNameReplaced"
 	WarnTorchrunCommand = "TorchrunCommandReplaced"
 	WarnTorchrunOff     = "TorchrunNotEnabled"
+	WarnLabelReplaced   = "LabelReplaced"
 )
 
 // Render computes the desired state of in.Job from the observations in in.
