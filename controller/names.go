@@ -137,10 +137,21 @@ func takenError(kind string, live, job client.Object) error {
 func (r *jobReconciler) ownObject(ctx context.Context, job client.Object, newObj func() client.Object) func(client.Object) error {
 	return func(obj client.Object) error {
 		gone, err := r.nameHolder(ctx, job, obj, newObj)
-		if err == nil && gone {
-			return fmt.Errorf("%s %s existed and is gone: it is created next round", kindOf(newObj()), obj.GetName())
+		if err != nil || !gone {
+			return err
 		}
-		return err
+		// Deleted meanwhile (another owner's, going): the name is free, so it is created now.
+		switch err := r.client.Create(ctx, obj, client.FieldOwner(FieldManager)); {
+		case err == nil:
+			return nil
+		case apierrors.IsAlreadyExists(err):
+			if gone, err = r.nameHolder(ctx, job, obj, newObj); gone {
+				return fmt.Errorf("%s %s exists and is gone by turns: created again next round", kindOf(newObj()), obj.GetName())
+			}
+			return err
+		default:
+			return err
+		}
 	}
 }
 

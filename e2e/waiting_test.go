@@ -337,7 +337,7 @@ func whyNameTaken(ctx context.Context, t *testing.T, c client.Client, ns string)
 			}
 			w := meta.FindStatusCondition(tf.Status.Conditions, batch.ConditionWaiting)
 			if reason == "" {
-				return tf.Status.Phase == batch.JobRunning && w == nil, fmt.Sprintf("phase %s, Waiting %+v", tf.Status.Phase, w)
+				return tf.Status.Phase == batch.JobRunning && w == nil, fmt.Sprintf("phase %s, conditions %+v", tf.Status.Phase, tf.Status.Conditions)
 			}
 			return w != nil && w.Reason == reason && strings.Contains(w.Message, words), fmt.Sprintf("Waiting %+v", w)
 		})
