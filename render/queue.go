@@ -98,6 +98,9 @@ type KueueDecisions struct {
 	Adopt bool `json:"adopt,omitempty"`
 }
 
+// priorityRecheck is how often a job held for a missing priority class looks for it again.
+const priorityRecheck = 15 * time.Second
+
 // AnnotationDeactivated is set on a Workload that Trainyard deactivated because its job was paused.
 // Set and removed by the controller as render's SetActive says; read by render, which reactivates
 // only a Workload it deactivated itself (one deactivated by Kueue or by hand stays so).
@@ -178,6 +181,8 @@ func (r *renderer) queueHold() bool {
 	case k == nil || !r.in.InstalledCRDs[kueue.WorkloadCRD]:
 		return hold(ReasonKueueNotInstalled, fmt.Sprintf("the job is labelled %s=%s but Kueue's Workload CRD (%s) is not installed; it waits for Kueue, or remove the label", kueue.LabelQueueName, q.Name, kueue.WorkloadCRD))
 	case k.PriorityError != "":
+		// Note: the creation of a priority class wakes no job; it looks again now and then.
+		r.requeueAfter(priorityRecheck)
 		return hold(ReasonPriorityClassNotFound, k.PriorityError)
 	}
 	w := k.Workload

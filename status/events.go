@@ -102,9 +102,14 @@ func events(r Round) []Event {
 	if e, ok := waitingEvent(r); ok {
 		ev = append(ev, e)
 	}
-	// Kueue's hold is no fault: a Normal event when the job starts waiting for its queue.
+	// Kueue's hold is no fault: a Normal event when the job starts waiting for its queue; one the
+	// user must mend (Kueue not installed, a priority class missing) is a Warning.
 	if d.Queued != nil && r.Written && !heldBy(r.Prev, d.Queued.Reason) && !(r.Prev.Phase != r.Next.Phase && r.Prev.Phase != "") {
-		ev = append(ev, Event{corev1.EventTypeNormal, d.Queued.Reason, d.Queued.Message})
+		typ := corev1.EventTypeNormal
+		if d.Queued.Reason != render.ReasonQueued {
+			typ = corev1.EventTypeWarning
+		}
+		ev = append(ev, Event{typ, d.Queued.Reason, d.Queued.Message})
 	}
 	// A new job's first phase, Pending, is no change worth an event: PodsCreated says it.
 	newPending := r.Prev.Phase == "" && r.Next.Phase == batch.JobPending
@@ -179,6 +184,9 @@ func waitingEvent(r Round) (Event, bool) {
 	switch next.Reason {
 	case batch.ReasonPodGroupCRDMissing, batch.ReasonRestarting, batch.ReasonCreateFailed, batch.ReasonQueued, batch.ReasonPodsPaced:
 		return Event{}, false
+	}
+	if q := r.Out.Decisions.Queued; q != nil && q.Reason == next.Reason {
+		return Event{}, false // a hold of Kueue's (KueueNotInstalled, PriorityClassNotFound): its own event says it
 	}
 	return Event{corev1.EventTypeWarning, next.Reason, next.Message}, true
 }

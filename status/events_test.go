@@ -140,6 +140,13 @@ func TestEvents(t *testing.T) {
 				Reason: batch.ReasonPaused, Message: "the job is paused and all its pods are gone", Queued: &render.Blocked{Reason: render.ReasonQueued, Message: "Kueue holds the job in LocalQueue q"}}}},
 			want: []Event{{corev1.EventTypeNormal, render.ReasonQueued, "Kueue holds the job in LocalQueue q"}},
 		},
+		"a job held for a missing WorkloadPriorityClass is one Warning event, not a Warning and a Normal of the same words": {
+			round: Round{Prev: &batch.TrainingJobStatus{}, Next: &batch.TrainingJobStatus{Phase: batch.JobPending, Conditions: []metav1.Condition{
+				{Type: batch.ConditionWaiting, Status: metav1.ConditionTrue, Reason: render.ReasonPriorityClassNotFound, Message: "WorkloadPriorityClass urgent not found"}}},
+				Written: true, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobPending, Reason: render.ReasonPriorityClassNotFound,
+					Queued: &render.Blocked{Reason: render.ReasonPriorityClassNotFound, Message: "WorkloadPriorityClass urgent not found"}}}},
+			want: []Event{{corev1.EventTypeWarning, render.ReasonPriorityClassNotFound, "WorkloadPriorityClass urgent not found"}},
+		},
 		"a refused job is one warning per generation": {
 			round: Round{Prev: pending, Next: pending, Warn: true, RenderErr: errors.New("metadata.name: too long")},
 			want:  []Event{{corev1.EventTypeWarning, ReasonInvalidSpec, "metadata.name: too long"}},
