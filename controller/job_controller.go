@@ -120,6 +120,8 @@ type jobMemory struct {
 	// createRefused is the API server's refusal of the job's last pod creation, until pods are
 	// created again: the Waiting condition's CreateFailed message.
 	createRefused string
+	// refusals counts the job's rounds in a row whose writes the API server refused.
+	refusals int
 	// nameTaken says which object of the job another holds the name of (nameTakenError), until
 	// a round's writes all go through.
 	nameTaken string
@@ -337,7 +339,50 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		r.recorder.Eventf(job, nil, e.Type, e.Reason, "Reconcile", "%s", e.Message)
 	}
 	r.record(job, &model, out, &next, act, now)
-	return result, act.err
+	refused := act.err != nil && onlyRefusals(act.err)
+	r.mu.Lock()
+	m := r.memory(uid)
+	if refused {
+		m.refusals++
+	} else {
+		m.refusals = 0
+	}
+	tries := m.refusals
+	r.mu.Unlock()
+	if refused {
+		// Note: the fix (a quota raised, a namespace's Pod Security level, a policy removed, a
+		// name freed) wakes no job, and the error backoff would wait up to 16 minutes by then.
+		// A refusal is tried again after 1, 2, 4 ... seconds, then every refusedRecheck, and said
+		// in the status and events.
+		again := min(refusedRecheck, time.Second<<min(tries-1, 10))
+		logger.Info("the API server refused what the job needs; tried again shortly", "after", again, "error", act.err.Error())
+		if result.RequeueAfter == 0 || again < result.RequeueAfter {
+			result.RequeueAfter = again
+		}
+		return result, nil
+	}
+	if act.err != nil {
+		return ctrl.Result{}, act.err // retried with the error backoff (a result beside it is ignored)
+	}
+	return result, nil
+}
+
+// refusedRecheck is the longest a job whose objects the API server refused waits to try them again.
+const refusedRecheck = 20 * time.Second
+
+// onlyRefusals: every error err joins is a refusal someone must fix (refusal) or a name another
+// object holds (nameTakenError), none a failure that retrying soon may mend.
+func onlyRefusals(err error) bool {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			if !onlyRefusals(e) {
+				return false
+			}
+		}
+		return true
+	}
+	var taken *nameTakenError
+	return refusal(err) || errors.As(err, &taken)
 }
 
 // recreating reports whether render wants to create again something the job had: pods of a job

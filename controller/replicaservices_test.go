@@ -129,8 +129,12 @@ func TestAKubeflowJobsServicesAreCreatedWhileItsPodsAreRefused(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	r := c.reconciler(&now)
 
-	if _, err := c.reconcile(t, r); err == nil {
-		t.Fatal("first round: no error; want the quota's refusal")
+	// A refusal is no error to back off from: the round is tried again at a steady pace.
+	if res, err := c.reconcile(t, r); err != nil || res.RequeueAfter != time.Second {
+		t.Fatalf("first round: %v, requeue after %s; want no error and another try after 1s", err, res.RequeueAfter)
+	}
+	if refused := r.memory("kf-uid").createRefused; refused == "" {
+		t.Fatal("first round: the quota's refusal is not remembered for the status")
 	}
 	if got := c.takeCreated(); len(got) != 0 {
 		t.Fatalf("first round created %v; want nothing (pods refused, Services after the pods)", got)
