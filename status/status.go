@@ -210,7 +210,7 @@ func conditions(st *batch.TrainingJobStatus, j *render.Job, d *render.Decisions,
 		// a job it has taken on; its Waiting condition says Queued.
 		setCondition(st, now, batch.ConditionInitialized, false, d.Queued.Reason, d.Queued.Message)
 	case d.StartTime != nil:
-		setCondition(st, now, batch.ConditionInitialized, true, batch.ReasonCreated, "the job's pods were created")
+		setCondition(st, now, batch.ConditionInitialized, true, batch.ReasonCreated, "the job started creating its pods (the Waiting condition says what keeps any from running)")
 	case j.Kubeflow != nil:
 		// Kubeflow's Created means the operator has taken the job on, pods or not: a job
 		// suspended from the start has it too.
