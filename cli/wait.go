@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	"github.com/trainyard/trainyard/status"
 )
 
 // waitInterval is how often `pause --wait` and `resume --wait` read the job and its pods again.
@@ -47,8 +48,15 @@ func (v waitView) String() string {
 // runs again, or has finished since; a Failed job is an error.
 func arrived(j *job, pods int, pause bool) (bool, error) {
 	phase := j.model.Status.Phase
+	// A job whose spec the operator refuses (InvalidSpec) never turns Paused or Running: with no
+	// pod left it is as paused as it gets, and it cannot run until its spec is mended.
+	reason, message := j.waiting()
+	invalid := reason == status.ReasonInvalidSpec
 	if pause {
-		return phase == batch.JobPaused && pods == 0, nil
+		return pods == 0 && (phase == batch.JobPaused || invalid), nil
+	}
+	if invalid {
+		return false, fmt.Errorf("%s cannot run: its spec is refused (InvalidSpec: %s)", ref(j), message)
 	}
 	switch phase {
 	case batch.JobRunning, batch.JobSucceeded:

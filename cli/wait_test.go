@@ -173,3 +173,22 @@ func TestWaitResumed(t *testing.T) {
 }
 
 func ptr32(n int32) *int32 { return &n }
+
+// A job whose spec the operator refuses never turns Paused or Running: a pause waits for its
+// pods to go and returns; a resume says at once that the job cannot run.
+func TestWaitOnAJobWithARefusedSpec(t *testing.T) {
+	invalid := func(j *batch.PyTorchTrainingJob) {
+		j.Status.Phase = batch.JobPending
+		j.Status.Aggregate.Running = 0
+		j.Status.Conditions = []metav1.Condition{{Type: batch.ConditionWaiting, Status: metav1.ConditionTrue,
+			Reason: "InvalidSpec", Message: "spec.replicaSpecs[0].template.metadata.labels: Invalid value"}}
+	}
+	c, _ := scripted(t, twoWorkers(), setStatus(invalid), deletePod("p-worker-0"), deletePod("p-worker-1"))
+	if _, err := waitCase(t, c, 0, "p", true, time.Minute); err != nil {
+		t.Errorf("pause --wait of a refused job whose pods are gone: %v; want it to return", err)
+	}
+	c, _ = scripted(t, twoWorkers(), setStatus(invalid))
+	if _, err := waitCase(t, c, 0, "p", false, time.Minute); err == nil || !strings.Contains(err.Error(), "cannot run: its spec is refused (InvalidSpec: spec.replicaSpecs[0]") {
+		t.Errorf("resume --wait of a refused job: %v; want it to say the job cannot run", err)
+	}
+}
