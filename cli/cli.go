@@ -167,6 +167,7 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 // kindInfo is one of the four kinds as the CLI lists and reads them.
 type kindInfo struct {
 	kind    string
+	group   string
 	aliases []string
 	newList func() client.ObjectList
 	newJob  func() client.Object
@@ -175,14 +176,14 @@ type kindInfo struct {
 }
 
 var kinds = []kindInfo{
-	{kind: "PyTorchTrainingJob", aliases: []string{"ptj", "pytorchtrainingjob", "pytorchtrainingjobs"},
+	{kind: "PyTorchTrainingJob", group: batch.GroupVersion.Group, aliases: []string{"ptj", "pytorchtrainingjob", "pytorchtrainingjobs"},
 		newList: func() client.ObjectList { return &batch.PyTorchTrainingJobList{} },
 		newJob:  func() client.Object { return &batch.PyTorchTrainingJob{} },
 		items: func(l client.ObjectList) []client.Object {
 			return objects(l.(*batch.PyTorchTrainingJobList).Items)
 		},
 		model: func(o client.Object) render.Job { return render.FromPyTorchTrainingJob(o.(*batch.PyTorchTrainingJob)) }},
-	{kind: "TensorFlowTrainingJob", aliases: []string{"tfj", "tensorflowtrainingjob", "tensorflowtrainingjobs"},
+	{kind: "TensorFlowTrainingJob", group: batch.GroupVersion.Group, aliases: []string{"tfj", "tensorflowtrainingjob", "tensorflowtrainingjobs"},
 		newList: func() client.ObjectList { return &batch.TensorFlowTrainingJobList{} },
 		newJob:  func() client.Object { return &batch.TensorFlowTrainingJob{} },
 		items: func(l client.ObjectList) []client.Object {
@@ -191,14 +192,14 @@ var kinds = []kindInfo{
 		model: func(o client.Object) render.Job {
 			return render.FromTensorFlowTrainingJob(o.(*batch.TensorFlowTrainingJob))
 		}},
-	{kind: "PyTorchJob", aliases: []string{"pytorchjob", "pytorchjobs"},
+	{kind: "PyTorchJob", group: kubeflowv1.GroupVersion.Group, aliases: []string{"pytorchjob", "pytorchjobs"},
 		newList: func() client.ObjectList { return &kubeflowv1.PyTorchJobList{} },
 		newJob:  func() client.Object { return &kubeflowv1.PyTorchJob{} },
 		items: func(l client.ObjectList) []client.Object {
 			return objects(l.(*kubeflowv1.PyTorchJobList).Items)
 		},
 		model: func(o client.Object) render.Job { return render.FromPyTorchJob(o.(*kubeflowv1.PyTorchJob)) }},
-	{kind: "TFJob", aliases: []string{"tfjob", "tfjobs"},
+	{kind: "TFJob", group: kubeflowv1.GroupVersion.Group, aliases: []string{"tfjob", "tfjobs"},
 		newList: func() client.ObjectList { return &kubeflowv1.TFJobList{} },
 		newJob:  func() client.Object { return &kubeflowv1.TFJob{} },
 		items: func(l client.ObjectList) []client.Object {
@@ -219,6 +220,16 @@ func objects[T any, PT interface {
 	return out
 }
 
+// named: want (lower case) names the kind: its kind, an alias, or kubectl's resource.group
+// (pytorchtrainingjobs.batch.tensorstack.dev).
+func (k *kindInfo) named(want string) bool {
+	if strings.EqualFold(want, k.kind) || contains(k.aliases, want) {
+		return true
+	}
+	resource, group, ok := strings.Cut(want, ".")
+	return ok && contains(k.aliases, resource) && group == strings.ToLower(k.group)
+}
+
 // job is one job as the CLI shows it.
 type job struct {
 	info  *kindInfo
@@ -234,11 +245,13 @@ func (s *session) findJob(ctx context.Context, ref string) (*job, error) {
 		want, name = strings.ToLower(k), n
 	}
 	var found []*job
+	var named *kindInfo // the kind ref names, if it names one
 	for i := range kinds {
 		k := &kinds[i]
-		if want != "" && !strings.EqualFold(want, k.kind) && !contains(k.aliases, want) {
+		if want != "" && !k.named(want) {
 			continue
 		}
+		named = k
 		obj := k.newJob()
 		err := s.client.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: name}, obj)
 		switch {
@@ -249,9 +262,19 @@ func (s *session) findJob(ctx context.Context, ref string) (*job, error) {
 			return nil, err
 		}
 	}
-	switch len(found) {
-	case 0:
+	switch {
+	case len(found) == 0 && want != "" && named == nil:
+		var all []string
+		for _, k := range kinds {
+			all = append(all, k.aliases[0])
+		}
+		return nil, fmt.Errorf("%q is not a kind of training job: say %s (or no kind)", want, strings.Join(all, ", "))
+	case len(found) == 0 && want != "":
+		return nil, fmt.Errorf("no %s %q in namespace %s", named.kind, name, s.namespace)
+	case len(found) == 0:
 		return nil, fmt.Errorf("no training job %q in namespace %s", ref, s.namespace)
+	}
+	switch len(found) {
 	case 1:
 		return found[0], nil
 	}

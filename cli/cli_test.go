@@ -1,9 +1,15 @@
 package cli
 
 import (
+	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	"github.com/trainyard/trainyard/controller"
 )
 
 func TestSplitVerb(t *testing.T) {
@@ -47,5 +53,36 @@ func TestSplitVerb(t *testing.T) {
 				t.Errorf("rest (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// findJob reads [KIND/]NAME as kubectl users write it, and says which part is wrong.
+func TestFindJob(t *testing.T) {
+	p := ptj(nil, batch.JobRunning)
+	tf := &batch.TensorFlowTrainingJob{ObjectMeta: metav1.ObjectMeta{Name: "both", Namespace: "ns"}}
+	pt2 := ptj(nil, batch.JobRunning)
+	pt2.Name, pt2.UID = "both", "uid-both"
+	s := &session{client: fake.NewClientBuilder().WithScheme(controller.Scheme()).WithObjects(p, tf, pt2).Build(), namespace: "ns"}
+	for ref, want := range map[string]string{
+		"p":                    "PyTorchTrainingJob",
+		"ptj/p":                "PyTorchTrainingJob",
+		"PyTorchTrainingJob/p": "PyTorchTrainingJob",
+		"pytorchtrainingjobs.batch.tensorstack.dev/p": "PyTorchTrainingJob",
+		"tfj/both": "TensorFlowTrainingJob",
+		"tfj/p":    `no TensorFlowTrainingJob "p" in namespace ns`,
+		"foo/p":    `"foo" is not a kind of training job: say ptj, tfj, pytorchjob, tfjob (or no kind)`,
+		"nothing":  `no training job "nothing" in namespace ns`,
+		"both":     `"both" names jobs of several kinds: say which, e.g. ptj/both or tfj/both`,
+	} {
+		j, err := s.findJob(context.Background(), ref)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		} else {
+			got = j.info.kind
+		}
+		if got != want {
+			t.Errorf("findJob(%q) = %s; want %s", ref, got, want)
+		}
 	}
 }

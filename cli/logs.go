@@ -9,6 +9,7 @@ import (
 	"io"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,10 +27,10 @@ func runLogs(args []string, stdout, stderr io.Writer) error {
 	cf.bind(fs, false)
 	follow := fs.Bool("follow", false, "stream the logs as they are written")
 	fs.BoolVar(follow, "f", false, "shorthand for --follow")
-	replicaType := fs.String("replica-type", "", "only this replica type (master, worker, ps, chief ...)")
+	replicaType := fs.String("replica-type", "", "only this replica type (master, worker, ps, chief ...; any case: Master as a Kubeflow spec spells it)")
 	index := fs.Int("index", -1, "only this replica index (with --replica-type)")
 	tail := fs.Int64("tail", -1, "lines of each log to show from its end (-1: all)")
-	previous := fs.Bool("previous", false, "the previous instance of each container (after a restart in place)")
+	previous := fs.Bool("previous", false, "the previous instance of the container, if the kubelet restarted it in its pod (Trainyard's pods never restart in place: a restarted replica is a new pod, and the old pod's logs went with it; ship logs elsewhere to keep a failed rank's)")
 	s, j, pods, ctx, cancel, err := openJob(fs, &cf, args)
 	if err != nil {
 		return err
@@ -38,7 +39,8 @@ func runLogs(args []string, stdout, stderr io.Writer) error {
 	var chosen []corev1.Pod
 	for _, p := range pods {
 		typ, idx := p.Labels[batch.LabelReplicaType], p.Labels[batch.LabelReplicaIndex]
-		if *replicaType != "" && typ != *replicaType || *index >= 0 && idx != strconv.Itoa(*index) {
+		// Note: the label is lower case (master) where a Kubeflow spec spells the type Master.
+		if *replicaType != "" && !strings.EqualFold(typ, *replicaType) || *index >= 0 && idx != strconv.Itoa(*index) {
 			continue
 		}
 		chosen = append(chosen, p)
