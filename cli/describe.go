@@ -81,7 +81,24 @@ func describe(out io.Writer, j *job, pods []corev1.Pod, events []corev1.Event, q
 	if reason, message := j.waiting(); reason != "" {
 		fmt.Fprintf(out, "Waiting: %s: %s\n", reason, message)
 	}
-	fmt.Fprintf(out, "Restarts: backoffCount %d of backoffLimit %s\n", st.BackoffCount, limit(m.BackoffLimit))
+	fmt.Fprintf(out, "Restarts: backoffCount %d of backoffLimit %s", st.BackoffCount, limit(m.BackoffLimit))
+	if st.DisruptionCount > 0 {
+		fmt.Fprintf(out, "; disruptions %d (evictions, preemptions, lost nodes: not counted toward backoffLimit)", st.DisruptionCount)
+	}
+	fmt.Fprintln(out)
+	if tb := st.Tensorboard; tb != nil {
+		state := "ready"
+		if !tb.Ready {
+			state = "not ready"
+		}
+		if tb.Reason != "" {
+			state += ": " + tb.Reason
+		}
+		if tb.Note != "" {
+			state += ": " + tb.Note
+		}
+		fmt.Fprintf(out, "TensorBoard: %s\n", state)
+	}
 	if q != nil {
 		describeQueue(out, q, now)
 	}

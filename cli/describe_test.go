@@ -153,3 +153,22 @@ func TestDescribePartlyAdmitted(t *testing.T) {
 		}
 	}
 }
+
+// TestDescribeSaysDisruptionsAndTheTensorBoard: what get's columns leave out, describe says: the
+// restarts no exit code caused, and a TensorBoard that does not work.
+func TestDescribeSaysDisruptionsAndTheTensorBoard(t *testing.T) {
+	o := ptj(nil, batch.JobRunning)
+	o.Status.DisruptionCount = 1
+	o.Status.Tensorboard = &batch.DependentStatus{Name: "tensorboard", Reason: "PVCNotFound", Note: `persistentvolumeclaim "logs" not found`}
+	j := &job{info: &kinds[0], obj: o, model: kinds[0].model(o)}
+	var out bytes.Buffer
+	describe(&out, j, nil, nil, nil, time.Now())
+	for _, want := range []string{
+		"Restarts: backoffCount 0 of backoffLimit 3; disruptions 1 (evictions, preemptions, lost nodes: not counted toward backoffLimit)",
+		`TensorBoard: not ready: PVCNotFound: persistentvolumeclaim "logs" not found`,
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("describe lacks %q:\n%s", want, out.String())
+		}
+	}
+}
