@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -57,9 +58,12 @@ func (s *session) get(ctx context.Context, t table, watch bool, stdout, stderr i
 	fmt.Fprintln(w, t.header())
 	now := time.Now()
 	shown := map[string]string{}
+	widths := columnWidths(nil, t.header())
 	for _, j := range jobs {
 		shown[key(j)] = t.state(j)
-		fmt.Fprintln(w, t.row(j, now))
+		row := t.row(j, now)
+		widths = columnWidths(widths, row)
+		fmt.Fprintln(w, row)
 	}
 	if err := w.Flush(); err != nil || !watch {
 		return err
@@ -76,11 +80,40 @@ func (s *session) get(ctx context.Context, t table, watch bool, stdout, stderr i
 			row = t.row(j, time.Now())
 			shown[key(j)] = state
 		}
-		// Each row is laid out alone, as kubectl's watch prints them.
-		w := tabwriter.NewWriter(stdout, 0, 8, 3, ' ', 0)
-		fmt.Fprintln(w, row)
-		_ = w.Flush()
+		// Each row is printed as it comes, in the table's columns (wider where a field is).
+		fmt.Fprintln(stdout, aligned(widths, row))
 	})
+}
+
+// columnPadding is the space between two columns, as the table's tabwriter puts it.
+const columnPadding = 3
+
+// columnWidths widens widths to hold each tab-separated field of row.
+func columnWidths(widths []int, row string) []int {
+	for i, f := range strings.Split(row, "\t") {
+		if i == len(widths) {
+			widths = append(widths, 0)
+		}
+		widths[i] = max(widths[i], len(f))
+	}
+	return widths
+}
+
+// aligned lays row out in columns of widths, as the table above it was.
+func aligned(widths []int, row string) string {
+	fields := strings.Split(row, "\t")
+	var b strings.Builder
+	for i, f := range fields {
+		b.WriteString(f)
+		if i < len(fields)-1 {
+			width := len(f)
+			if i < len(widths) {
+				width = max(width, widths[i])
+			}
+			b.WriteString(strings.Repeat(" ", width-len(f)+columnPadding))
+		}
+	}
+	return b.String()
 }
 
 // table is how `trainyard get` lays out a job's row.

@@ -135,6 +135,14 @@ func TestGetWatch(t *testing.T) {
 		t.Errorf("rows out of order:\n%s", out.String())
 	}
 	at(want[4])
+	// The rows the watch prints stand in the table's columns.
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	phaseAt := strings.Index(lines[0], "PHASE")
+	for _, l := range lines[1:] {
+		if strings.HasPrefix(l, "PyTorchTrainingJob") && (len(l) <= phaseAt || l[phaseAt-1] != ' ' || l[phaseAt] == ' ') {
+			t.Errorf("row %q: its phase does not start under PHASE (column %d):\n%s", l, phaseAt, out.String())
+		}
+	}
 }
 
 // A watch whose resourceVersion expired (410 Gone, as an error event) lists the kind again: a
