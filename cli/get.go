@@ -5,8 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"sync"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
