@@ -198,8 +198,13 @@ func (r *renderer) queueHold() bool {
 	case r.staleWorkload(w) && q.Prebuilt != "":
 		return hold(ReasonQueued, fmt.Sprintf("Workload %s, named by the job's %s, does not match the job's replicas or queue; it is marked Finished (OutOfSync)", name, kueue.LabelPrebuiltWorkload))
 	case r.staleWorkload(w):
-		return hold(ReasonQueued, fmt.Sprintf("Workload %s no longer matches the job's replicas or queue; it is replaced", name))
+		return hold(ReasonQueued, fmt.Sprintf("Workload %s no longer matches the job's replicas, queue or mended templates; it is replaced", name))
 	case condition(w, kueue.WorkloadFinished):
+		if c := meta.FindStatusCondition(w.Status.Conditions, kueue.WorkloadFinished); c.Reason == kueue.FinishedFailedToStart {
+			hold(ReasonKueueAdmissionConflict, fmt.Sprintf("Workload %s could not start the job (%s); mend the replica's template (its node selector, tolerations, labels or annotations) and the job is queued anew", name, c.Message))
+			d.Blocked, d.Queued = d.Queued, nil
+			return true
+		}
 		return hold(ReasonQueued, fmt.Sprintf("Workload %s is finished; the job cannot run under it", name))
 	case w.Spec.Active != nil && !*w.Spec.Active && w.Annotations[AnnotationDeactivated] == "":
 		// Note: Kueue evicts an inactive Workload (reason Deactivated) even if it never admitted
@@ -226,6 +231,13 @@ func (r *renderer) queueHold() bool {
 	}
 	r.admission = infos
 	return false
+}
+
+// sameAdmissionFields: the two templates agree on what an admission adds to pods, and so may
+// contradict (render.applyAdmission): node selector, tolerations, labels and annotations.
+func sameAdmissionFields(a, b *corev1.PodTemplateSpec) bool {
+	return maps.Equal(a.Spec.NodeSelector, b.Spec.NodeSelector) && maps.Equal(a.Labels, b.Labels) &&
+		maps.Equal(a.Annotations, b.Annotations) && equality.Semantic.DeepEqual(a.Spec.Tolerations, b.Spec.Tolerations)
 }
 
 // condition reports whether the Workload's condition typ is True.
@@ -446,11 +458,20 @@ func (r *renderer) desiredWorkload() *kueue.Workload {
 }
 
 // staleWorkload reports whether the observed Workload asks for other pod sets (names and counts)
-// or another queue than the job now wants: the job was scaled or moved to another queue.
+// or another queue than the job now wants: the job was scaled or moved to another queue. So is
+// one finished because its admission contradicted the templates (FailedToStart) whose templates
+// have been mended since: a new Workload may be admitted.
 func (r *renderer) staleWorkload(w *kueue.Workload) bool {
 	requested := requestedReplicas(r.job)
 	if w.Spec.QueueName != r.job.Queue.Name || len(w.Spec.PodSets) != len(requested) {
 		return true
+	}
+	if c := meta.FindStatusCondition(w.Status.Conditions, kueue.WorkloadFinished); c != nil && c.Status == metav1.ConditionTrue && c.Reason == kueue.FinishedFailedToStart {
+		for i, t := range requested {
+			if !sameAdmissionFields(&w.Spec.PodSets[i].Template, t.Template) {
+				return true
+			}
+		}
 	}
 	for i, t := range requested {
 		if ps := w.Spec.PodSets[i]; ps.Name != t.Type || ps.Count != t.Replicas {
@@ -531,7 +552,9 @@ func (r *renderer) kueueDecisions() {
 		return
 	}
 	if d.Blocked != nil && d.Blocked.Reason == ReasonKueueAdmissionConflict {
-		set(kueue.WorkloadFinished, true, kueue.FinishedFailedToStart, d.Blocked.Message)
+		if !condition(w, kueue.WorkloadFinished) {
+			set(kueue.WorkloadFinished, true, kueue.FinishedFailedToStart, d.Blocked.Message)
+		}
 		return
 	}
 	if ev := meta.FindStatusCondition(w.Status.Conditions, kueue.WorkloadEvicted); ev != nil && ev.Status == metav1.ConditionTrue {
