@@ -57,6 +57,9 @@ func (r *jobReconciler) waitingInputs(ctx context.Context, job client.Object, mo
 	if out.Decisions.Blocked != nil || model.Finished() || model.Pause {
 		return w
 	}
+	if status.AwaitsScheduler(pods, r.now()) {
+		w.recheck = true // it may turn NotScheduled with no event
+	}
 	kinds := render.GangKinds(model, r.crds.installed())
 	if len(kinds) > 0 && anyUnbound(pods) {
 		live := &unstructured.Unstructured{}

@@ -2,8 +2,11 @@ package status
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -92,6 +95,9 @@ func waitingCause(in Input, st *batch.TrainingJobStatus) *cause {
 		}
 	}
 	if c := podCause(in.Pods, desired); c != nil {
+		return c
+	}
+	if c := unlookedCause(in.Job, in.Pods, desired, in.Now); c != nil {
 		return c
 	}
 	if held := d.HeldForScheduler; held > 0 {
@@ -265,6 +271,58 @@ func podCause(pods []*corev1.Pod, desired int32) *cause {
 // hide.
 func anyScheduleProblem(pods []*corev1.Pod) bool {
 	return podCause(pods, 0) != nil
+}
+
+// ReasonNotScheduled: pods no scheduler has looked at for NotScheduledAfter (a template's
+// schedulerName naming a scheduler that is not running).
+const ReasonNotScheduled = "NotScheduled"
+
+// NotScheduledAfter is how long a pod may wait for its scheduler's first word (a binding, or
+// PodScheduled=False) before the job says no scheduler looks at it.
+const NotScheduledAfter = 30 * time.Second
+
+// unlooked: a pod no scheduler has looked at yet: pending, bound to no node, going nowhere, and
+// without the scheduler's PodScheduled=False.
+func unlooked(p *corev1.Pod) bool {
+	return p.Spec.NodeName == "" && p.DeletionTimestamp == nil &&
+		(p.Status.Phase == corev1.PodPending || p.Status.Phase == "") && scheduledFalse(p) == nil
+}
+
+// AwaitsScheduler: some pod waits for its scheduler's first word, for less than
+// NotScheduledAfter, so the Waiting condition may change with no event to wake the job.
+func AwaitsScheduler(pods []*corev1.Pod, now time.Time) bool {
+	for _, p := range pods {
+		if unlooked(p) && now.Sub(p.CreationTimestamp.Time) < NotScheduledAfter {
+			return true
+		}
+	}
+	return false
+}
+
+// unlookedCause counts the pods no scheduler has looked at for NotScheduledAfter, naming the
+// scheduler their template asks for: one that is not running (a typo, or Volcano not installed)
+// leaves them with no condition at all, so no other cause says why the job does not run.
+func unlookedCause(j *render.Job, pods []*corev1.Pod, desired int32, now time.Time) *cause {
+	var n int32
+	names := map[string]bool{}
+	for _, p := range pods {
+		if !unlooked(p) || p.CreationTimestamp.IsZero() || now.Sub(p.CreationTimestamp.Time) < NotScheduledAfter {
+			continue
+		}
+		n++
+		name := corev1.DefaultSchedulerName
+		for _, t := range j.Replicas {
+			if t.Type == p.Labels[batch.LabelReplicaType] && t.Template != nil && t.Template.Spec.SchedulerName != "" {
+				name = t.Template.Spec.SchedulerName
+			}
+		}
+		names[name] = true
+	}
+	if n == 0 {
+		return nil
+	}
+	return &cause{ReasonNotScheduled, fmt.Sprintf("%d of %d pods: no scheduler has looked at them in %s (schedulerName %s): is that scheduler running?",
+		n, desired, NotScheduledAfter, strings.Join(slices.Sorted(maps.Keys(names)), ", "))}
 }
 
 // scheduledFalse is the pod's PodScheduled=False condition, if it has one.

@@ -2,6 +2,7 @@ package status
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -183,6 +184,41 @@ func TestWaiting(t *testing.T) {
 				t.Errorf("Waiting reason and message (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// Pods no scheduler looks at (a template's schedulerName naming one that is not running) get no
+// condition at all: after NotScheduledAfter the job says so, naming the scheduler; before, it
+// asks to be looked at again.
+func TestPodsNoSchedulerLooksAtAreNotScheduled(t *testing.T) {
+	b := newJob(1)
+	b.job.Spec.ReplicaSpecs[1].Template.Spec.SchedulerName = "volcano"
+	j := b.Status(batch.TrainingJobStatus{Phase: batch.JobRunning, StartTime: &metav1.Time{Time: t0.Add(-time.Minute)}}).Obj()
+	master := podOf("master", 0, corev1.PodRunning)
+	master.Spec.NodeName = "node-1"
+	worker := podOf("worker", 0, corev1.PodPending)
+	for _, tc := range []struct {
+		age         time.Duration
+		wantReason  string
+		wantRecheck bool
+	}{{10 * time.Second, "", true}, {40 * time.Second, ReasonNotScheduled, false}} {
+		worker.CreationTimestamp = metav1.NewTime(t0.Add(-tc.age))
+		pods := []corev1.Pod{master, worker}
+		st, _ := derive(t, j, pods, t0)
+		c := meta.FindStatusCondition(st.Conditions, batch.ConditionWaiting)
+		got := ""
+		if c != nil {
+			got = c.Reason
+			if !strings.Contains(c.Message, "1 of 2 pods: no scheduler has looked at them in 30s (schedulerName volcano)") {
+				t.Errorf("message %q", c.Message)
+			}
+		}
+		if got != tc.wantReason {
+			t.Errorf("a worker waiting %s for its scheduler: Waiting %q; want %q", tc.age, got, tc.wantReason)
+		}
+		if recheck := AwaitsScheduler(ptrs(pods), t0); recheck != tc.wantRecheck {
+			t.Errorf("a worker waiting %s: AwaitsScheduler %v; want %v", tc.age, recheck, tc.wantRecheck)
+		}
 	}
 }
 
