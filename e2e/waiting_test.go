@@ -40,6 +40,7 @@ func TestWhyNotRunning(t *testing.T) {
 		operatorFeature("why not running: a spec only the operator can refuse is InvalidSpec (Kubeflow PyTorchJob), and Kubeflow's State column is untouched", "why-invalid", whyInvalidKubeflow),
 		operatorFeature("why not running: a TensorBoard whose log claim is missing says PVCNotFound in status.tensorboard", "why-tb", whyTensorBoard),
 		operatorFeature("why not running: a job named like an older job of another kind says NameConflict, takes none of its objects, and runs once that one is deleted", "why-name", whyNameTaken),
+		operatorFeature("why not running: pods whose schedulerName names no running scheduler say NotScheduled after 30 s, naming it", "why-nosched", whyNoScheduler),
 	)
 }
 
@@ -363,4 +364,13 @@ func whyNameTaken(ctx context.Context, t *testing.T, c client.Client, ns string)
 		t.Fatal(err)
 	}
 	tfWaiting("", "")
+}
+
+func whyNoScheduler(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	job := pyTorchJob("nosched").Workers(1, sim("", "")).Obj().(*batch.PyTorchTrainingJob)
+	job.Spec.ReplicaSpecs[1].Template.Spec.SchedulerName = "no-such-scheduler"
+	create(ctx, t, c, ns, job)
+	start := time.Now()
+	waitingIs(ctx, t, c, ns, "nosched", "NotScheduled", "1 of 2 pods: no scheduler has looked at them in 30s (schedulerName no-such-scheduler)")
+	t.Logf("NotScheduled %.1f s after the job was created", time.Since(start).Seconds())
 }
