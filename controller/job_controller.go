@@ -234,7 +234,7 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	out, renderErr := render.Render(render.Input{
 		Job: model, Pods: pods, InstalledCRDs: installed, Kueue: queued, Now: now, ClusterDomain: r.clusterDomain, NameTakenBy: taken,
 		OnlyPodsToCreate: true, MaxPodsToCreate: maxPodsPerRound,
-		DeletedPods: deleted, Nodes: r.nodeStates(ctx, pods), NodeLostAfter: r.nodeLostAfter,
+		DeletedPods: deleted, Nodes: r.nodeStates(ctx, &model, pods), NodeLostAfter: r.nodeLostAfter,
 		MaxUnscheduledPods: part, SchedulerRoom: room,
 	})
 

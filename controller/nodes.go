@@ -4,6 +4,7 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -96,8 +97,22 @@ func jobsOnNode(c client.Reader, kind jobKind) handler.EventHandler {
 
 // nodeStates reads, from the cache, the Ready condition of each node the pods are bound to. A node
 // the cache does not hold is left out (render never takes it for lost).
-func (r *jobReconciler) nodeStates(ctx context.Context, pods []*corev1.Pod) map[string]render.NodeState {
+func (r *jobReconciler) nodeStates(ctx context.Context, model *render.Job, pods []*corev1.Pod) map[string]render.NodeState {
 	out := map[string]render.NodeState{}
+	// The nodes the templates name (spec.nodeName): one the cluster has not blocks the job.
+	for _, t := range model.Replicas {
+		if t.Template == nil || t.Template.Spec.NodeName == "" {
+			continue
+		}
+		name := t.Template.Spec.NodeName
+		var n corev1.Node
+		switch err := r.client.Get(ctx, types.NamespacedName{Name: name}, &n); {
+		case err == nil:
+			out[name] = render.NodeStateOf(&n)
+		case apierrors.IsNotFound(err):
+			out[name] = render.NodeState{Missing: true}
+		}
+	}
 	for _, p := range pods {
 		name := p.Spec.NodeName
 		if name == "" {

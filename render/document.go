@@ -94,7 +94,8 @@ type Observations struct {
 
 // ObservedAnnotation, on a pod of an --observed file, says what the controller saw happen to it
 // (render's Input.DeletedPods): ObservedDeleted, someone else started deleting it (it is still
-// there); ObservedGone, someone else deleted it and it is gone. Read by ReadObservations only;
+// there); ObservedGone, someone else deleted it and it is gone. On a Node, ObservedGone says the
+// cluster has no such node (NodeState.Missing). Read by ReadObservations only;
 // no object in a cluster carries it.
 const (
 	ObservedAnnotation = "render.trainyard.dev/observed"
@@ -147,7 +148,10 @@ func ReadObservations(data []byte) (Observations, error) {
 			if o.Nodes == nil {
 				o.Nodes = map[string]NodeState{}
 			}
-			o.Nodes[n.Name] = NodeStateOf(&n)
+			state := NodeStateOf(&n)
+			// A Node marked gone is one the cluster has not (a template's spec.nodeName).
+			state.Missing = n.Annotations[ObservedAnnotation] == ObservedGone
+			o.Nodes[n.Name] = state
 		case "CustomResourceDefinition":
 			o.InstalledCRDs[u.GetName()] = true
 		case "PyTorchTrainingJob", "TensorFlowTrainingJob", "PyTorchJob", "TFJob":

@@ -182,7 +182,8 @@ type Input struct {
 	// removal, without having asked for it. Each is as last observed and may still be in Pods
 	// (being deleted). Render restarts them as disruptions.
 	DeletedPods []corev1.Pod
-	// Nodes are the nodes the job's pods are bound to, by name, as their Ready condition says;
+	// Nodes are the nodes the job's pods are bound to, by name, as their Ready condition says,
+	// and those the templates name in spec.nodeName (Missing when the cluster has no such node);
 	// nil when no node is observed (a pod's node is then never taken for lost).
 	Nodes map[string]NodeState
 	// NodeLostAfter is how long a node may be NotReady or unreachable before its pods are taken

@@ -154,8 +154,15 @@ func (r *renderer) deadline() {
 	r.requeueAfter(end.Sub(r.in.Now))
 }
 
+// ReasonNodeNotFound: a template's spec.nodeName names a node the cluster has not.
+const ReasonNodeNotFound = "NodeNotFound"
+
+// nodeRecheck is how often a job whose template names a missing node looks for it again.
+const nodeRecheck = time.Minute
+
 // blocked reports what keeps the job from creating anything: its name taken by an older job of
-// another kind, or a missing PodGroup CRD for the chosen gang scheduler.
+// another kind, a template naming a node the cluster has not, or a missing PodGroup CRD for the
+// chosen gang scheduler.
 func (r *renderer) blocked() *Blocked {
 	if other := r.in.NameTakenBy; other != "" {
 		// That job's deletion wakes this one; a look now and then in case the wake was lost.
@@ -164,6 +171,20 @@ func (r *renderer) blocked() *Blocked {
 			Reason: ReasonNameConflict,
 			Message: fmt.Sprintf("%s, created before this job, is in the namespace with the same name: training jobs of every kind name their pods, Services and PodGroups after the job (%s-<type>-<index>, %s), so this job creates nothing while that one exists; rename this job, or delete that one",
 				other, r.job.Name, r.job.Name),
+		}
+	}
+	for i, t := range r.job.Replicas {
+		if t.Template == nil {
+			continue
+		}
+		if name := t.Template.Spec.NodeName; name != "" && r.in.Nodes[name].Missing {
+			// Note: a pod bound to a node that does not exist is deleted by the pod garbage
+			// collector, and replaced as a disruption, which no backoffLimit ends. A node's
+			// creation wakes no job without pods on it: the job looks again now and then.
+			r.requeueAfter(nodeRecheck)
+			return &Blocked{Reason: ReasonNodeNotFound, Message: fmt.Sprintf(
+				"%s names node %s, which the cluster has not: its pods would be deleted by the pod garbage collector and made again, forever; name an existing node, or choose nodes with a nodeSelector",
+				r.job.replicaPath(i).Child("template", "spec", "nodeName"), name)}
 		}
 	}
 	g := gangOf(r.job)

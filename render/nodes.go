@@ -24,6 +24,8 @@ type NodeState struct {
 	Ready corev1.ConditionStatus
 	// Since is the condition's lastTransitionTime: when the node stopped (or started) being Ready.
 	Since time.Time
+	// Missing: the cluster has no node of this name (a template's spec.nodeName).
+	Missing bool
 }
 
 // NodeStateOf reads a node's Ready condition; a node without one is taken for Ready (its
