@@ -41,6 +41,7 @@ func TestWhyNotRunning(t *testing.T) {
 		operatorFeature("why not running: a TensorBoard whose log claim is missing says PVCNotFound in status.tensorboard", "why-tb", whyTensorBoard),
 		operatorFeature("why not running: a job named like an older job of another kind says NameConflict, takes none of its objects, and runs once that one is deleted", "why-name", whyNameTaken),
 		operatorFeature("why not running: pods whose schedulerName names no running scheduler say NotScheduled after 30 s, naming it", "why-nosched", whyNoScheduler),
+		operatorFeature("why not running: a template naming a node the cluster has not says NodeNotFound, naming the field, and creates no pod", "why-nonode", whyNoNode),
 	)
 }
 
@@ -373,4 +374,14 @@ func whyNoScheduler(ctx context.Context, t *testing.T, c client.Client, ns strin
 	start := time.Now()
 	waitingIs(ctx, t, c, ns, "nosched", "NotScheduled", "1 of 2 pods: no scheduler has looked at them in 30s (schedulerName no-such-scheduler)")
 	t.Logf("NotScheduled %.1f s after the job was created", time.Since(start).Seconds())
+}
+
+func whyNoNode(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	job := pyTorchJob("pinned").Workers(1, sim("", "")).Obj().(*batch.PyTorchTrainingJob)
+	job.Spec.ReplicaSpecs[1].Template.Spec.NodeName = "no-such-node"
+	create(ctx, t, c, ns, job)
+	waitingIs(ctx, t, c, ns, "pinned", "NodeNotFound", "spec.replicaSpecs[1].template.spec.nodeName names node no-such-node")
+	if pods := jobPods(ctx, t, c, ns, "pinned"); len(pods) != 0 {
+		t.Errorf("%d pods of a job whose template names a missing node; want none", len(pods))
+	}
 }
