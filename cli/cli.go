@@ -124,6 +124,9 @@ func (c *clusterFlags) connect() (*session, error) {
 	}
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: c.context})
 	cfg, err := cc.ClientConfig()
+	if clientcmd.IsEmptyConfig(err) {
+		return nil, errors.New("no cluster to talk to: no kubeconfig found (set --kubeconfig or $KUBECONFIG, or write ~/.kube/config)")
+	}
 	if err != nil {
 		return nil, err
 	}
