@@ -438,9 +438,10 @@ func TestADeletedJobsPodsAreDeletedUnlessChanged(t *testing.T) {
 	}
 }
 
-// A deleted gang job's PodGroup goes with its pods, by the operator: queued behind them for the
-// garbage collector, it could hold its queue's capacity for minutes.
-func TestADeletedJobsPodGroupIsDeleted(t *testing.T) {
+// volcanoGangJob is a one-worker job gang-scheduled by Volcano, reconciled once, with its PodGroup
+// (an empty object of that kind, named like the job).
+func volcanoGangJob(t *testing.T) (*cluster, *jobReconciler, *unstructured.Unstructured) {
+	t.Helper()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	job := testJob(1, batch.RestartPolicyNever)
 	job.Spec.Scheduler = &batch.SchedulePolicy{Volcano: &batch.VolcanoScheduler{}}
@@ -450,6 +451,15 @@ func TestADeletedJobsPodGroupIsDeleted(t *testing.T) {
 	reconcileOnce(t, r)
 	pg := &unstructured.Unstructured{}
 	pg.SetGroupVersionKind(schema.GroupVersionKind{Group: "scheduling.volcano.sh", Version: "v1beta1", Kind: "PodGroup"})
+	pg.SetNamespace("ns")
+	pg.SetName("j")
+	return c, r, pg
+}
+
+// A deleted gang job's PodGroup goes with its pods, by the operator: queued behind them for the
+// garbage collector, it could hold its queue's capacity for minutes.
+func TestADeletedJobsPodGroupIsDeleted(t *testing.T) {
+	c, r, pg := volcanoGangJob(t)
 	key := client.ObjectKey{Namespace: "ns", Name: "j"}
 	if err := c.server.Get(context.Background(), key, pg); err != nil {
 		t.Fatalf("the job's PodGroup: %v", err)
@@ -473,17 +483,7 @@ func TestADeletedJobsPodGroupIsDeleted(t *testing.T) {
 // watched, and the applier's memory of having applied it must not keep the new pods without
 // their gang (they would wait for it forever).
 func TestAPodGroupDeletedByHandIsMadeAgainForNewPods(t *testing.T) {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	job := testJob(1, batch.RestartPolicyNever)
-	job.Spec.Scheduler = &batch.SchedulePolicy{Volcano: &batch.VolcanoScheduler{}}
-	c := newCluster(t, job)
-	r := newTestReconciler(c, &now)
-	r.crds.update("podgroups.scheduling.volcano.sh", true)
-	reconcileOnce(t, r)
-	pg := &unstructured.Unstructured{}
-	pg.SetGroupVersionKind(schema.GroupVersionKind{Group: "scheduling.volcano.sh", Version: "v1beta1", Kind: "PodGroup"})
-	pg.SetNamespace("ns")
-	pg.SetName("j")
+	c, r, pg := volcanoGangJob(t)
 	if err := c.server.Delete(context.Background(), pg); err != nil {
 		t.Fatalf("deleting the job's PodGroup: %v", err)
 	}
@@ -491,7 +491,7 @@ func TestAPodGroupDeletedByHandIsMadeAgainForNewPods(t *testing.T) {
 	if err := c.server.Delete(context.Background(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j-worker-0"}}); err != nil {
 		t.Fatal(err)
 	}
-	r.exp.Forget(string(job.UID))
+	r.exp.Forget("job-uid")
 	reconcileOnce(t, r)
 	if err := c.server.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "j"}, pg); err != nil {
 		t.Errorf("the PodGroup deleted by hand, after a round that created a pod: %v; want it made again", err)
