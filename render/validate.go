@@ -174,8 +174,8 @@ const maxTemplateErrors = 4
 
 // templateErrors are what the API server would refuse in every pod made from the template and
 // the job's schema does not check (the template is Kubernetes' type, not validated within a
-// custom resource): its labels and annotations, and the names of its ServiceAccount and claims,
-// which are of the job's namespace. Refused here, the job says which of its fields is wrong
+// custom resource): its labels and annotations, its containers' names, and the names of its
+// ServiceAccount and claims, which are of the job's namespace. Refused here, the job says which of its fields is wrong
 // (InvalidSpec) and makes no pod, rather than failing every pod it creates.
 func templateErrors(t *corev1.PodTemplateSpec, path *field.Path) field.ErrorList {
 	meta, spec := path.Child("metadata"), path.Child("spec")
@@ -184,6 +184,17 @@ func templateErrors(t *corev1.PodTemplateSpec, path *field.Path) field.ErrorList
 	if n := t.Spec.ServiceAccountName; n != "" && len(validation.IsDNS1123Subdomain(n)) > 0 {
 		errs = append(errs, field.Invalid(spec.Child("serviceAccountName"), n,
 			"must be the name of a ServiceAccount in the job's namespace (lower-case letters, digits, '-' and '.'); an account of another namespace cannot be named"))
+	}
+	for _, list := range []struct {
+		field      string
+		containers []corev1.Container
+	}{{"initContainers", t.Spec.InitContainers}, {"containers", t.Spec.Containers}} {
+		for i, c := range list.containers {
+			if len(validation.IsDNS1123Label(c.Name)) > 0 {
+				errs = append(errs, field.Invalid(spec.Child(list.field).Index(i).Child("name"), c.Name,
+					"must be a DNS label (lower-case letters, digits and '-', starting and ending with a letter or digit): the API server refuses a pod whose container is named otherwise"))
+			}
+		}
 	}
 	for i, v := range t.Spec.Volumes {
 		if c := v.PersistentVolumeClaim; c != nil && c.ClaimName != "" && len(validation.IsDNS1123Subdomain(c.ClaimName)) > 0 {
