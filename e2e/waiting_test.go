@@ -329,7 +329,11 @@ func whyNameTaken(ctx context.Context, t *testing.T, c client.Client, ns string)
 	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "same"}, &svc); err != nil {
 		t.Fatal(err)
 	}
-	create(ctx, t, c, ns, tensorFlowJob("same").Replica(batch.TensorFlowReplicaChief, 1, sim("", "")).Replica(batch.TensorFlowReplicaWorker, 1, sim("", "")).Obj())
+	// Note: a chief and a ps, so that no pod name meets the PyTorchTrainingJob's (same-worker-0):
+	// this feature is about the job's name; a pod name held by another job's pod is the unit
+	// tests' (TestAPodNameAnotherJobHoldsIsSaid), and KWOK's fake kubelet, which follows pods by
+	// name, once failed the new pod of a name whose old pod was still going.
+	create(ctx, t, c, ns, tensorFlowJob("same").Replica(batch.TensorFlowReplicaChief, 1, sim("", "")).Replica(batch.TensorFlowReplicaPS, 1, sim("", "")).Obj())
 	tfWaiting := func(reason, words string) {
 		t.Helper()
 		eventually(t, 60*time.Second, "the TensorFlowTrainingJob same says "+reason, func() (bool, string) {
