@@ -331,8 +331,9 @@ func whyNameTaken(ctx context.Context, t *testing.T, c client.Client, ns string)
 	}
 	// Note: a chief and a ps, so that no pod name meets the PyTorchTrainingJob's (same-worker-0):
 	// this feature is about the job's name; a pod name held by another job's pod is the unit
-	// tests' (TestAPodNameAnotherJobHoldsIsSaid), and KWOK's fake kubelet, which follows pods by
-	// name, once failed the new pod of a name whose old pod was still going.
+	// tests' (TestAPodNameAnotherJobHoldsIsSaid). With a worker, one parallel run saw the job
+	// Failed once its worker took the name of the other's pod still going; not reproduced by
+	// hand or in three runs since, the fake kubelet (KWOK) suspected, not shown.
 	create(ctx, t, c, ns, tensorFlowJob("same").Replica(batch.TensorFlowReplicaChief, 1, sim("", "")).Replica(batch.TensorFlowReplicaPS, 1, sim("", "")).Obj())
 	tfWaiting := func(reason, words string) {
 		t.Helper()
