@@ -331,9 +331,11 @@ func whyNameTaken(ctx context.Context, t *testing.T, c client.Client, ns string)
 	}
 	// Note: a chief and a ps, so that no pod name meets the PyTorchTrainingJob's (same-worker-0):
 	// this feature is about the job's name; a pod name held by another job's pod is the unit
-	// tests' (TestAPodNameAnotherJobHoldsIsSaid). With a worker, one parallel run saw the job
-	// Failed once its worker took the name of the other's pod still going; not reproduced by
-	// hand or in three runs since, the fake kubelet (KWOK) suspected, not shown.
+	// tests' (TestAPodNameAnotherJobHoldsIsSaid). With a worker, the job sometimes failed ("was
+	// deleted by someone else", restartPolicy Never): the audit log shows KWOK's fake kubelet
+	// finishing the deletion of the other job's same-worker-0 by name, 19 ms after the new pod of
+	// that name was created, so it deleted the new one (a kubelet deletes with the pod's UID as
+	// precondition). Seen by hand in 1 of 6 tries.
 	create(ctx, t, c, ns, tensorFlowJob("same").Replica(batch.TensorFlowReplicaChief, 1, sim("", "")).Replica(batch.TensorFlowReplicaPS, 1, sim("", "")).Obj())
 	tfWaiting := func(reason, words string) {
 		t.Helper()
