@@ -273,13 +273,13 @@ func anyScheduleProblem(pods []*corev1.Pod) bool {
 	return podCause(pods, 0) != nil
 }
 
-// ReasonNotScheduled: pods no scheduler has looked at for NotScheduledAfter (a template's
+// ReasonNotScheduled: pods no scheduler has looked at for notScheduledAfter (a template's
 // schedulerName naming a scheduler that is not running).
 const ReasonNotScheduled = "NotScheduled"
 
-// NotScheduledAfter is how long a pod may wait for its scheduler's first word (a binding, or
+// notScheduledAfter is how long a pod may wait for its scheduler's first word (a binding, or
 // PodScheduled=False) before the job says no scheduler looks at it.
-const NotScheduledAfter = 30 * time.Second
+const notScheduledAfter = 30 * time.Second
 
 // unlooked: a pod no scheduler has looked at yet: pending, bound to no node, going nowhere, and
 // without the scheduler's PodScheduled=False.
@@ -289,24 +289,24 @@ func unlooked(p *corev1.Pod) bool {
 }
 
 // AwaitsScheduler: some pod waits for its scheduler's first word, for less than
-// NotScheduledAfter, so the Waiting condition may change with no event to wake the job.
+// notScheduledAfter, so the Waiting condition may change with no event to wake the job.
 func AwaitsScheduler(pods []*corev1.Pod, now time.Time) bool {
 	for _, p := range pods {
-		if unlooked(p) && now.Sub(p.CreationTimestamp.Time) < NotScheduledAfter {
+		if unlooked(p) && now.Sub(p.CreationTimestamp.Time) < notScheduledAfter {
 			return true
 		}
 	}
 	return false
 }
 
-// unlookedCause counts the pods no scheduler has looked at for NotScheduledAfter, naming the
+// unlookedCause counts the pods no scheduler has looked at for notScheduledAfter, naming the
 // scheduler their template asks for: one that is not running (a typo, or Volcano not installed)
 // leaves them with no condition at all, so no other cause says why the job does not run.
 func unlookedCause(j *render.Job, pods []*corev1.Pod, desired int32, now time.Time) *cause {
 	var n int32
 	names := map[string]bool{}
 	for _, p := range pods {
-		if !unlooked(p) || p.CreationTimestamp.IsZero() || now.Sub(p.CreationTimestamp.Time) < NotScheduledAfter {
+		if !unlooked(p) || p.CreationTimestamp.IsZero() || now.Sub(p.CreationTimestamp.Time) < notScheduledAfter {
 			continue
 		}
 		n++
@@ -322,7 +322,7 @@ func unlookedCause(j *render.Job, pods []*corev1.Pod, desired int32, now time.Ti
 		return nil
 	}
 	return &cause{ReasonNotScheduled, fmt.Sprintf("%d of %d pods: no scheduler has looked at them in %s (schedulerName %s): is that scheduler running?",
-		n, desired, NotScheduledAfter, strings.Join(slices.Sorted(maps.Keys(names)), ", "))}
+		n, desired, notScheduledAfter, strings.Join(slices.Sorted(maps.Keys(names)), ", "))}
 }
 
 // scheduledFalse is the pod's PodScheduled=False condition, if it has one.

@@ -188,7 +188,7 @@ func TestWaiting(t *testing.T) {
 }
 
 // Pods no scheduler looks at (a template's schedulerName naming one that is not running) get no
-// condition at all: after NotScheduledAfter the job says so, naming the scheduler; before, it
+// condition at all: after notScheduledAfter the job says so, naming the scheduler; before, it
 // asks to be looked at again.
 func TestPodsNoSchedulerLooksAtAreNotScheduled(t *testing.T) {
 	b := newJob(1)
