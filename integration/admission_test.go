@@ -90,6 +90,11 @@ func run(m *testing.M) int {
 	cfg, err := env.Start()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "integration: starting envtest (kube-apiserver, etcd and the CRDs): %v\n", err)
+		// Note: a CRD the API server refuses fails Start after kube-apiserver and etcd are up;
+		// they were left running (found 73 minutes later, orphaned).
+		if err := env.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "integration: stopping envtest: %v\n", err)
+		}
 		return 1
 	}
 	defer func() {
