@@ -25,7 +25,7 @@ func (r *renderer) schedulerRoom() int {
 	}
 	waiting := 0
 	for _, o := range r.observed {
-		if unscheduled(o.pod) {
+		if Unscheduled(o.pod) {
 			waiting++
 		}
 	}
@@ -37,10 +37,11 @@ func (r *renderer) schedulerRoom() int {
 	return max(0, window-waiting)
 }
 
-// unscheduled reports a pod that waits for the scheduler: not bound to a node, not going, and not
+// Unscheduled reports a pod that waits for the scheduler: not bound to a node, not going, and not
 // yet found unschedulable (a pod that is, PodScheduled=False, has had its turn: it no longer holds
-// up the job's other pods, and the cluster autoscaler sees it).
-func unscheduled(p *corev1.Pod) bool {
+// up the job's other pods, and the cluster autoscaler sees it). Pacing counts them; status says
+// NotScheduled of those waiting too long.
+func Unscheduled(p *corev1.Pod) bool {
 	if p.Spec.NodeName != "" || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodPending && p.Status.Phase != "" {
 		return false
 	}

@@ -281,18 +281,11 @@ const ReasonNotScheduled = "NotScheduled"
 // PodScheduled=False) before the job says no scheduler looks at it.
 const notScheduledAfter = 30 * time.Second
 
-// unlooked: a pod no scheduler has looked at yet: pending, bound to no node, going nowhere, and
-// without the scheduler's PodScheduled=False.
-func unlooked(p *corev1.Pod) bool {
-	return p.Spec.NodeName == "" && p.DeletionTimestamp == nil &&
-		(p.Status.Phase == corev1.PodPending || p.Status.Phase == "") && scheduledFalse(p) == nil
-}
-
 // AwaitsScheduler: some pod waits for its scheduler's first word, for less than
 // notScheduledAfter, so the Waiting condition may change with no event to wake the job.
 func AwaitsScheduler(pods []*corev1.Pod, now time.Time) bool {
 	for _, p := range pods {
-		if unlooked(p) && now.Sub(p.CreationTimestamp.Time) < notScheduledAfter {
+		if render.Unscheduled(p) && now.Sub(p.CreationTimestamp.Time) < notScheduledAfter {
 			return true
 		}
 	}
@@ -306,7 +299,7 @@ func unlookedCause(j *render.Job, pods []*corev1.Pod, desired int32, now time.Ti
 	var n int32
 	names := map[string]bool{}
 	for _, p := range pods {
-		if !unlooked(p) || p.CreationTimestamp.IsZero() || now.Sub(p.CreationTimestamp.Time) < notScheduledAfter {
+		if !render.Unscheduled(p) || p.CreationTimestamp.IsZero() || now.Sub(p.CreationTimestamp.Time) < notScheduledAfter {
 			continue
 		}
 		n++
