@@ -54,7 +54,7 @@ func (s *session) get(ctx context.Context, t table, watch bool, stdout, stderr i
 			return nil
 		}
 	}
-	w := tabwriter.NewWriter(stdout, 0, 8, 3, ' ', 0)
+	w := tabwriter.NewWriter(stdout, 0, 8, columnPadding, ' ', 0)
 	fmt.Fprintln(w, t.header())
 	now := time.Now()
 	shown := map[string]string{}
