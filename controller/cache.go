@@ -74,14 +74,16 @@ func trimPod(p *corev1.Pod) {
 		InitContainerStatuses: waitingOnly(p.Status.InitContainerStatuses), ContainerStatuses: trimContainerStatuses(p.Status.ContainerStatuses)}
 }
 
-// trimContainerStatuses keeps how each container is doing: its exit code, or why it waits.
+// trimContainerStatuses keeps how each container is doing: its exit code and when it ran (a
+// restart's back-off counts from its end), or why it waits.
 func trimContainerStatuses(in []corev1.ContainerStatus) []corev1.ContainerStatus {
 	out := make([]corev1.ContainerStatus, len(in))
 	for i, c := range in {
 		s := corev1.ContainerStatus{Name: c.Name}
 		switch {
 		case c.State.Terminated != nil:
-			s.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: c.State.Terminated.ExitCode, Reason: c.State.Terminated.Reason}
+			t := c.State.Terminated
+			s.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: t.ExitCode, Reason: t.Reason, StartedAt: t.StartedAt, FinishedAt: t.FinishedAt}
 		case c.State.Running != nil:
 			s.State.Running = &corev1.ContainerStateRunning{}
 		case c.State.Waiting != nil:

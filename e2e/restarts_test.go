@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	"github.com/trainyard/trainyard/render"
 )
 
 // TestRestarts: failures recover the way distributed training needs (SPEC §7, issue 16): what is
@@ -29,6 +30,7 @@ func TestRestarts(t *testing.T) {
 		operatorFeature("TensorFlow with PS: a failed worker restarts alone, a failed PS restarts the whole job", "tf-ps", tensorFlowPSRestarts),
 		operatorFeature("an evicted pod is replaced as a disruption: backoffCount stays 0, even with backoffLimit 0", "evicted", evictedPodIsADisruption),
 		operatorFeature("backoffLimit still ends a job that keeps failing by exit code; an eviction on the way does not use it up", "backoff-evict", backoffLimitAfterAnEviction),
+		operatorFeature("a restart by exit code after the first backs off: the second waits 10 s from the pod's end, saying until when", "backoff-wait", restartsBackOff),
 	)
 }
 
@@ -214,4 +216,30 @@ func backoffLimitAfterAnEviction(ctx context.Context, t *testing.T, c client.Cli
 	if st.BackoffCount != 1 || st.DisruptionCount != 1 {
 		t.Errorf("backoffCount %d, disruptionCount %d; want 1 (the limit) and 1", st.BackoffCount, st.DisruptionCount)
 	}
+}
+
+// restartsBackOff: the first restart by exit code is at once; the second waits
+// render.RestartBackoffBase from the failed pod's end, the job saying so meanwhile (render/backoff.go).
+func restartsBackOff(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	create(ctx, t, c, ns, pyTorchJob("bw").Workers(1, sim("", "")).Policy(batch.RestartPolicyOnFailure).BackoffLimit(3).Obj())
+	old := runningPods(ctx, t, c, ns, "bw", 2)
+	annotatePod(ctx, t, c, ns, "bw-worker-0", simExitCode, "1")
+	first := waitReplaced(ctx, t, c, ns, "bw", old, []string{"bw-master-0", "bw-worker-0"}, 2, true)
+	waitCounts(ctx, t, c, ns, "bw", 1, 0, 1, map[string]int32{"master": 1, "worker": 1})
+	old = runningPods(ctx, t, c, ns, "bw", 2)
+	failed := time.Now()
+	annotatePod(ctx, t, c, ns, "bw-worker-0", simExitCode, "1")
+	w := waitingIs(ctx, t, c, ns, "bw", batch.ReasonRestarting, "after the first waits")
+	if !strings.Contains(w.Message, "bw-worker-0 exited with code 1") {
+		t.Errorf("Waiting message %q: want it to name the pod that failed and how", w.Message)
+	}
+	second := waitReplaced(ctx, t, c, ns, "bw", old, []string{"bw-master-0", "bw-worker-0"}, 2, true)
+	waited := time.Since(failed)
+	// Note: the pod's end is written in whole seconds, so the back-off may end up to 1 s before
+	// the wall time it is counted from here.
+	if waited < render.RestartBackoffBase-time.Second {
+		t.Errorf("the second restart ran %s after the failure; want its back-off, %s, first", waited, render.RestartBackoffBase)
+	}
+	waitCounts(ctx, t, c, ns, "bw", 2, 0, 2, map[string]int32{"master": 2, "worker": 2})
+	t.Logf("first restart: new gang running in %s; second: %s after the failure (%s from when the Waiting condition said so)", first, waited, second)
 }

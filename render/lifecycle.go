@@ -90,6 +90,8 @@ func (r *renderer) runningPhase() {
 		// Note: a constant message, so that the status is not rewritten as the old pods go.
 		d.Phase, d.Reason = batch.JobPending, batch.ReasonRestarting
 		d.Message = "every pod of the job is restarted: the new ones are created once the old ones are gone"
+	case r.backoff != nil:
+		d.Phase, d.Reason, d.Message = batch.JobPending, batch.ReasonRestarting, r.backoff.message()
 	case resuming && running < want:
 		d.Phase, d.Reason = batch.JobResuming, batch.ReasonResuming
 		d.Message = fmt.Sprintf("%d of %d replicas running after the pause", running, want)

@@ -3,6 +3,7 @@ package render
 import (
 	"sort"
 	"strconv"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -31,8 +32,10 @@ type observedPod struct {
 	// node is lost).
 	terminated bool
 	succeeded  bool
-	// exitCode of the training container, when it reported one.
-	exitCode *int32
+	// exitCode of the training container, when it reported one; started and finished, when
+	// its run began and ended (zero when the container did not report them).
+	exitCode          *int32
+	started, finished time.Time
 	// disrupted: evicted, preempted, or its node lost, rather than exited by itself; cause says how.
 	disrupted bool
 	cause     string
@@ -110,6 +113,7 @@ func classify(j *Job, p *corev1.Pod) *observedPod {
 	if c := trainingContainerStatus(j, p); c != nil && c.State.Terminated != nil {
 		code := c.State.Terminated.ExitCode
 		o.exitCode = &code
+		o.started, o.finished = c.State.Terminated.StartedAt.Time, c.State.Terminated.FinishedAt.Time
 	}
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {

@@ -85,6 +85,9 @@ type Decisions struct {
 	// GangRestart: every pod of the job is restarted in this round. All are deleted, and the new
 	// gang is created once the old pods are all gone.
 	GangRestart bool `json:"gangRestart,omitempty"`
+	// RestartAt: a restart decided by an exit code waits for its back-off until then
+	// (backoff.go); Message says which replica and why.
+	RestartAt *metav1.Time `json:"restartAt,omitempty"`
 	// BackoffCount is the new value of status.backoffCount: restarts decided by an exit code.
 	BackoffCount int32 `json:"backoffCount"`
 	// DisruptionCount is the new value of status.disruptionCount: restarts after a disruption.
@@ -191,6 +194,8 @@ type renderer struct {
 	// vanished are the slots whose pod someone else deleted and is already gone
 	// (observeDeletions).
 	vanished map[slot]*observedPod
+	// backoff: a restart decided by an exit code waits for its back-off (backoff.go).
+	backoff *backoffHold
 }
 
 func newRenderer(in Input) *renderer {

@@ -258,7 +258,7 @@ func (r *renderer) outcome() bool {
 			due = append(due, p)
 		}
 	}
-	if len(due) > 0 {
+	if due = r.holdForBackoff(due); len(due) > 0 {
 		return r.restart(due)
 	}
 	return false
@@ -271,21 +271,8 @@ func (r *renderer) outcome() bool {
 // the restart would exceed backoffLimit.
 func (r *renderer) restart(due []*observedPod) bool {
 	d := &r.out.Decisions
-	gang := false
-	var exits []*observedPod
-	for _, p := range due {
-		// Note: a replica disrupted before it ever ran has joined no peer: replacing it alone
-		// recovers, whatever the scope (a pod preempted or deleted while Pending, say).
-		gang = gang || (r.job.restartScopeOf(p.slot.typ) == batch.RestartScopeGang && (p.ran() || !p.disrupted))
-		if !p.disrupted {
-			exits = append(exits, p)
-		}
-	}
-	backoff := int64(len(exits))
-	if gang {
-		backoff = min(backoff, 1)
-	}
-	if backoff > 0 && int64(d.BackoffCount)+backoff > int64(r.job.BackoffLimit) {
+	gang, exits, backoff := r.restartCost(due)
+	if r.exceedsBackoffLimit(backoff) {
 		what := "restarting it"
 		if gang {
 			what = "restarting the job's pods"
@@ -319,6 +306,30 @@ func (r *renderer) restart(due []*observedPod) bool {
 		})
 	}
 	return false
+}
+
+// restartCost says what restarting the due replicas takes: the whole gang or not, the replicas
+// among them that exited by themselves, and how many restarts that counts toward backoffLimit (a
+// gang restart counts once).
+func (r *renderer) restartCost(due []*observedPod) (gang bool, exits []*observedPod, backoff int64) {
+	for _, p := range due {
+		// Note: a replica disrupted before it ever ran has joined no peer: replacing it alone
+		// recovers, whatever the scope (a pod preempted or deleted while Pending, say).
+		gang = gang || (r.job.restartScopeOf(p.slot.typ) == batch.RestartScopeGang && (p.ran() || !p.disrupted))
+		if !p.disrupted {
+			exits = append(exits, p)
+		}
+	}
+	backoff = int64(len(exits))
+	if gang {
+		backoff = min(backoff, 1)
+	}
+	return gang, exits, backoff
+}
+
+// exceedsBackoffLimit reports whether counting backoff more restarts would exceed backoffLimit.
+func (r *renderer) exceedsBackoffLimit(backoff int64) bool {
+	return backoff > 0 && int64(r.out.Decisions.BackoffCount)+backoff > int64(r.job.BackoffLimit)
 }
 
 // howItEnded says in a few words how a replica ended, without volatile detail.

@@ -43,7 +43,7 @@ var kubeletWaitingReasons = map[string]bool{
 // waitingCause names the one cause that keeps the job from running fully, in order of what must
 // be fixed first: a spec render refuses, a missing PodGroup kind, a queue that has not admitted
 // the job, its gang object or pod creation refused by the API server, replicas lost or being
-// restarted, a gang scheduler holding the pods, pods the scheduler cannot place, containers that
+// restarted or waiting for a restart's back-off, a gang scheduler holding the pods, pods the scheduler cannot place, containers that
 // cannot start, pods not created yet while the scheduler catches up
 // (Decisions.HeldForScheduler). A finished or paused job, and one whose pods all run, has none.
 func waitingCause(in Input, st *batch.TrainingJobStatus) *cause {
@@ -80,6 +80,9 @@ func waitingCause(in Input, st *batch.TrainingJobStatus) *cause {
 	}
 	if len(d.Restarts) > 0 {
 		return &cause{batch.ReasonRestarting, "restarting: " + restartMessage(d)}
+	}
+	if d.RestartAt != nil {
+		return &cause{batch.ReasonRestarting, d.Message}
 	}
 	if st.Aggregate.Running+st.Aggregate.Succeeded >= desired {
 		return nil

@@ -145,6 +145,17 @@ func TestWaiting(t *testing.T) {
 			pods:       []corev1.Pod{bound(podOf("master", 0, corev1.PodRunning)), podOf("worker", 0, corev1.PodPending)},
 			wantReason: batch.ReasonRestarting, wantMessage: "restarting: j-worker-0 exited with code 137",
 		},
+		"a restart waiting for its back-off is Restarting, saying when": {
+			job: newJob(1).Policy(batch.RestartPolicyOnFailure).Status(batch.TrainingJobStatus{Phase: batch.JobPending, StartTime: started, BackoffCount: 1}).Obj(),
+			pods: []corev1.Pod{bound(podOf("master", 0, corev1.PodRunning)), func() corev1.Pod {
+				p := podOf("worker", 0, corev1.PodFailed, 1)
+				p.Status.ContainerStatuses[0].State.Terminated.StartedAt = metav1.NewTime(t0.Add(-20 * time.Second))
+				p.Status.ContainerStatuses[0].State.Terminated.FinishedAt = metav1.NewTime(t0.Add(-2 * time.Second))
+				return p
+			}()},
+			wantReason:  batch.ReasonRestarting,
+			wantMessage: "j-worker-0 exited with code 1; restarting the job's pods at " + t0.Add(8*time.Second).UTC().Format(time.RFC3339) + ", 10s after it ended (each restart by exit code after the first waits, from 10s doubling up to 5m0s)",
+		},
 		"pods held while the scheduler catches up are PodsPaced, counted": {
 			job:        newJob(3).Status(running).Obj(),
 			pods:       []corev1.Pod{bound(podOf("master", 0, corev1.PodRunning)), podOf("worker", 0, corev1.PodPending)},

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	"github.com/trainyard/trainyard/render"
 )
 
 // The invariants, named as the report and the violations name them. Each is derived from SPEC.md
@@ -239,6 +240,9 @@ func (r *judging) runningJob(j *jobRecord, pods []*podRecord) {
 		}
 		if !p.terminated() || !r.settled(p.terminatedAt) {
 			continue
+		}
+		if !p.disrupted && !r.settled(p.terminatedAt.Add(restartBackoff(j.st.backoffCount))) {
+			continue // a restart by exit code may still wait its back-off
 		}
 		verdict := restartVerdict(spec.policy[p.typ], p)
 		decides := p.typ == spec.leader && p.index == 0 && p.phase == corev1.PodSucceeded && !spec.allWorkers
@@ -540,4 +544,15 @@ func later(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// restartBackoff is the longest a restart by exit code may wait after restarts earlier ones, as
+// the user guide's restarts page states it: none for the first, then the base doubling up to the
+// maximum (render's constants; the soak does not call render's own function).
+func restartBackoff(restarts int32) time.Duration {
+	wait := time.Duration(0)
+	for i := int32(0); i < restarts; i++ {
+		wait = min(max(2*wait, render.RestartBackoffBase), render.RestartBackoffMax)
+	}
+	return wait
 }

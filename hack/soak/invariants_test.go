@@ -73,6 +73,7 @@ func TestInvariants(t *testing.T) {
 	cases := map[string]struct {
 		build func() *worldBuilder
 		want  []string
+		at    time.Time // when the checker looks; later unless set
 	}{
 		"a job Succeeded after its master exited 0 breaks nothing": {
 			build: func() *worldBuilder {
@@ -150,6 +151,29 @@ func TestInvariants(t *testing.T) {
 				b.pod("worker", 0, 0, 1)
 				return b
 			},
+			want: []string{invRestartDone},
+		},
+		"a failed worker whose restart waits its back-off (backoffCount 4: 80 s) is not caught": {
+			build: func() *worldBuilder {
+				b := aJob(pyTorchSpec(1, batch.RestartPolicyOnFailure), "Pending", batch.ReasonRestarting)
+				b.job.st.backoffCount = 4
+				b.job.spec.backoffLimit = ptrTo(int32(10))
+				b.pod("master", 0, 0, -1)
+				b.pod("worker", 0, 0, 1) // ended at 10 s
+				return b
+			},
+			at: t0.Add(10*time.Second + 80*time.Second + 44*time.Second),
+		},
+		"a failed worker still there after its back-off and the grace is caught": {
+			build: func() *worldBuilder {
+				b := aJob(pyTorchSpec(1, batch.RestartPolicyOnFailure), "Pending", batch.ReasonRestarting)
+				b.job.st.backoffCount = 4
+				b.job.spec.backoffLimit = ptrTo(int32(10))
+				b.pod("master", 0, 0, -1)
+				b.pod("worker", 0, 0, 1)
+				return b
+			},
+			at:   t0.Add(10*time.Second + 80*time.Second + 46*time.Second),
 			want: []string{invRestartDone},
 		},
 		"a replica whose pod went and never came back is caught": {
@@ -268,7 +292,11 @@ func TestInvariants(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := tc.build().fired(later)
+			at := later
+			if !tc.at.IsZero() {
+				at = tc.at
+			}
+			got := tc.build().fired(at)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("violations (-want +got):\n%s", diff)
 			}

@@ -1,0 +1,105 @@
+package render
+
+import (
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Restarts decided by an exit code back off, as the kubelet backs off a container that keeps
+// failing and the Job controller a pod: the first restarts at once; each later one waits, from the
+// end of the replica that failed, RestartBackoffBase doubled for each restart counted before it,
+// up to RestartBackoffMax. A job in a crash loop then does not use its backoffLimit up in seconds,
+// and a cause outside it (a data server down for a minute) has time to pass between tries. A
+// replica that ran RestartBackoffReset or longer was not crash-looping: its end restarts at once.
+// Disruptions never wait (their cause is outside the job), nor a failure that ends the job.
+// While a restart waits, the replica's ended pod stays (it holds no resources); a gang's other
+// pods keep running until the gang restarts, as beside a container the kubelet backs off.
+const (
+	RestartBackoffBase  = 10 * time.Second
+	RestartBackoffMax   = 5 * time.Minute
+	RestartBackoffReset = 10 * time.Minute
+)
+
+// restartBackoff is how long a restart waits after restarts earlier restarts by exit code.
+func restartBackoff(restarts int32) time.Duration {
+	if restarts <= 0 {
+		return 0
+	}
+	wait := RestartBackoffBase
+	for i := int32(1); i < restarts && wait < RestartBackoffMax; i++ {
+		wait *= 2
+	}
+	return min(wait, RestartBackoffMax)
+}
+
+// backoffHold is a restart that waits: the replica whose end it waits on, until when, and why.
+type backoffHold struct {
+	pod      *observedPod
+	gang     bool
+	restarts int32
+	wait     time.Duration
+	until    time.Time
+}
+
+// message says, in words that stay the same while the hold lasts, what restarts when.
+func (h *backoffHold) message() string {
+	what := "restarting it"
+	if h.gang {
+		what = "restarting the job's pods"
+	}
+	return fmt.Sprintf("%s %s; %s at %s, %s after it ended (each restart by exit code after the first waits, from %s doubling up to %s)",
+		h.pod.pod.Name, howItEnded(h.pod), what, h.until.UTC().Format(time.RFC3339), h.wait, RestartBackoffBase, RestartBackoffMax)
+}
+
+// holdForBackoff returns the due replicas that restart in this round. One that exited by itself
+// within its back-off is held, and render runs again when the back-off ends. A gang restart waits
+// on the first of its replicas to end (a peer that fails on the lost one later does not put it
+// off), and not at all when one of them ran long enough.
+func (r *renderer) holdForBackoff(due []*observedPod) []*observedPod {
+	gang, exits, backoff := r.restartCost(due)
+	restarts := r.out.Decisions.BackoffCount
+	wait := restartBackoff(restarts)
+	if wait == 0 || r.exceedsBackoffLimit(backoff) {
+		return due
+	}
+	var first *observedPod
+	held := map[*observedPod]bool{}
+	for _, p := range exits {
+		// Note: a container that did not say when it started and ended restarts at once.
+		if p.started.IsZero() || p.finished.IsZero() || p.finished.Sub(p.started) >= RestartBackoffReset {
+			if gang {
+				return due
+			}
+			continue
+		}
+		if first == nil || p.finished.Before(first.finished) {
+			first = p
+		}
+		held[p] = r.in.Now.Before(p.finished.Add(wait))
+	}
+	if first == nil || (gang && !held[first]) {
+		return due
+	}
+	var now []*observedPod
+	var hold *backoffHold
+	for _, p := range due {
+		switch {
+		case gang:
+			hold = &backoffHold{pod: first, gang: true, restarts: restarts, wait: wait, until: first.finished.Add(wait)}
+		case held[p]:
+			if until := p.finished.Add(wait); hold == nil || until.Before(hold.until) {
+				hold = &backoffHold{pod: p, restarts: restarts, wait: wait, until: until}
+			}
+		default:
+			now = append(now, p)
+		}
+	}
+	if hold != nil {
+		r.backoff = hold
+		r.out.Decisions.RestartAt = &metav1.Time{Time: hold.until.UTC()}
+		r.requeueAfter(hold.until.Sub(r.in.Now))
+	}
+	return now
+}
