@@ -38,7 +38,7 @@ var Verbs = []string{"render", "get", "describe", "logs", "pause", "resume"}
 // Usage is the command line's help.
 const Usage = `usage:
   trainyard [operator flags]                    run the operator (trainyard -help for its flags)
-  trainyard render -f job.yaml [--observed objects.yaml] [--now RFC3339] [-n NS]
+  trainyard render -f job.yaml [--observed objects.yaml ...] [--now RFC3339] [-n NS]
                  [--cluster-domain D] [--node-lost-after D]   what a job would create, no cluster
   trainyard get [-A] [-n NS] [--wide] [-w]      jobs of all four kinds in one table; -w: then each change
   trainyard describe [KIND/]JOB [-n NS]         a job at a glance: replicas, restarts, conditions, events

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/trainyard/trainyard/apis/kueue"
@@ -22,7 +23,8 @@ func runRender(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("trainyard render", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	file := fs.String("f", "", "the job manifest (- for standard input)")
-	observed := fs.String("observed", "", "a multi-document YAML of the job's pods (with status), their nodes and installed PodGroup CRDs\n(without it: no pods yet, and every PodGroup CRD installed); a pod annotated\n"+render.ObservedAnnotation+": "+render.ObservedDeleted+" (or "+render.ObservedGone+") was deleted by someone else")
+	var observed observedFiles
+	fs.Var(&observed, "observed", "a multi-document YAML of the job's pods (with status), their nodes and installed PodGroup CRDs;\nrepeatable, the files read as one (without it: no pods yet, and every PodGroup CRD installed); a pod annotated\n"+render.ObservedAnnotation+": "+render.ObservedDeleted+" (or "+render.ObservedGone+") was deleted by someone else")
 	nodeLostAfter := fs.Duration("node-lost-after", render.DefaultNodeLostAfter, "how long a node may be NotReady or unreachable before its pods are taken for lost (the operator's --node-lost-after)")
 	nowFlag := fs.String("now", "", "the time to render at, RFC3339 (default: now)")
 	namespace := fs.String("namespace", "default", "the namespace of a job whose manifest names none (as kubectl apply would)")
@@ -49,7 +51,7 @@ func runRender(args []string, stdout, stderr io.Writer) error {
 		job.Namespace = *namespace
 	}
 	in := render.Input{Job: job, Now: time.Now(), ClusterDomain: *clusterDomain, NodeLostAfter: *nodeLostAfter}
-	if *observed == "" {
+	if len(observed) == 0 {
 		// Note: with nothing observed the question is "what will this job create?", so every
 		// PodGroup kind counts as installed and a gang job shows the PodGroup a cluster with
 		// its scheduler would get. --observed says which CRDs a cluster really has.
@@ -66,18 +68,18 @@ func runRender(args []string, stdout, stderr io.Writer) error {
 			in.Kueue = &render.KueueObservation{}
 		}
 	} else {
-		data, err := readFile(*observed)
+		data, err := observed.read()
 		if err != nil {
 			return err
 		}
 		o, err := render.ReadObservations(data)
 		if err != nil {
-			return fmt.Errorf("%s: %w", *observed, err)
+			return fmt.Errorf("%s: %w", observed, err)
 		}
 		in.Pods, in.DeletedPods, in.InstalledCRDs, in.Nodes = o.Pods, o.DeletedPods, o.InstalledCRDs, o.Nodes
 		in.NameTakenBy = render.NameTakenBy(in.Job.Ref(), o.Jobs)
 		if in.Kueue, err = render.ReadObservedKueue(data, &in.Job); err != nil {
-			return fmt.Errorf("%s: %w", *observed, err)
+			return fmt.Errorf("%s: %w", observed, err)
 		}
 	}
 	if *nowFlag != "" {
@@ -102,4 +104,33 @@ func readFile(name string) ([]byte, error) {
 		return io.ReadAll(os.Stdin)
 	}
 	return os.ReadFile(name)
+}
+
+// observedFiles are the --observed files, in order. The flag may be given more than once (the
+// pods in one file, `kubectl get nodes -o yaml` in another): each file is read as further
+// documents of one stream.
+//
+// Note: a plain string flag kept only the last file, so the pods of an earlier one were silently
+// not observed and render decided to create every pod again.
+type observedFiles []string
+
+func (o observedFiles) String() string { return strings.Join(o, ", ") }
+
+func (o *observedFiles) Set(name string) error {
+	*o = append(*o, name)
+	return nil
+}
+
+// read joins the files' documents, each file starting a document of its own (kubectl's output
+// has no leading "---", so two files put end to end would merge into one document).
+func (o observedFiles) read() ([]byte, error) {
+	var all []byte
+	for _, name := range o {
+		data, err := readFile(name)
+		if err != nil {
+			return nil, err
+		}
+		all = append(append(all, "\n---\n"...), data...)
+	}
+	return all, nil
 }

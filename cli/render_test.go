@@ -15,6 +15,23 @@ func TestRenderCommand(t *testing.T) {
 	if err := os.WriteFile(kubeflowJob, []byte("apiVersion: batch.tensorstack.dev/v1beta1\nkind: PyTorchJob\nmetadata: {name: kf}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The lost-node case's pods and nodes in two files, as `kubectl get pods` and `kubectl get
+	// nodes` would write them.
+	lost, err := os.ReadFile("../render/testdata/worker-on-lost-node-is-force-deleted/observed.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := strings.Index(string(lost), "---\napiVersion: v1\nkind: Node")
+	if at < 0 {
+		t.Fatal("the lost-node case's observed.yaml has no Node document")
+	}
+	lostPods, lostNodes := filepath.Join(t.TempDir(), "pods.yaml"), filepath.Join(t.TempDir(), "nodes.yaml")
+	if err := os.WriteFile(lostPods, lost[:at], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lostNodes, lost[at+len("---\n"):], 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := map[string]struct {
 		args        []string
 		wantOut     []string
@@ -41,6 +58,11 @@ func TestRenderCommand(t *testing.T) {
 		},
 		"observed nodes decide which pods are lost, within --node-lost-after": {
 			args: []string{"-f", "../render/testdata/worker-on-lost-node-is-force-deleted/job.yaml", "--observed", "../render/testdata/worker-on-lost-node-is-force-deleted/observed.yaml",
+				"--now", "2026-01-01T00:00:00Z", "--node-lost-after", "5m"},
+			wantOut: []string{"#   requeueAfter: 3m30s"},
+		},
+		"--observed twice: both files are observed, the pods and their nodes": {
+			args: []string{"-f", "../render/testdata/worker-on-lost-node-is-force-deleted/job.yaml", "--observed", lostPods, "--observed", lostNodes,
 				"--now", "2026-01-01T00:00:00Z", "--node-lost-after", "5m"},
 			wantOut: []string{"#   requeueAfter: 3m30s"},
 		},
