@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -332,12 +333,10 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	}
 
 	warn := r.firstRoundOf(uid, job.GetGeneration())
-	for _, e := range status.Events(status.Round{
+	recordEvents(r.recorder, job, out, status.Events(status.Round{
 		Prev: &current, Next: &next, Out: out, RenderErr: renderErr,
 		Created: act.created, CreateErr: cmp.Or(act.createErr, act.gangErr), Warn: warn, Written: written,
-	}) {
-		r.recorder.Eventf(job, nil, e.Type, e.Reason, "Reconcile", "%s", e.Message)
-	}
+	}))
 	r.record(job, &model, out, &next, act, now)
 	refused := act.err != nil && onlyRefusals(act.err)
 	r.mu.Lock()
@@ -1049,4 +1048,19 @@ func finished(p batch.JobPhase) bool { return p == batch.JobSucceeded || p == ba
 func ownedBy(obj metav1.Object, job client.Object) bool {
 	ref := metav1.GetControllerOf(obj)
 	return ref != nil && ref.UID == job.GetUID()
+}
+
+// recordEvents records a round's events on the job; a Restarting event names the restarted pod as
+// its related object, so that the events API does not fold it into an earlier restart's event
+// (status.RestartedPod).
+func recordEvents(rec events.EventRecorder, job client.Object, out *render.Output, evs []status.Event) {
+	for _, e := range evs {
+		var related runtime.Object
+		if e.Reason == status.EventRestarting {
+			if ref := status.RestartedPod(job.GetNamespace(), out); ref != nil {
+				related = ref
+			}
+		}
+		rec.Eventf(job, related, e.Type, e.Reason, "Reconcile", "%s", e.Message)
+	}
 }

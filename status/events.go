@@ -212,6 +212,29 @@ func heldBy(s *batch.TrainingJobStatus, reason string) bool {
 	return blockedBy(s, reason) || c != nil && c.Status == metav1.ConditionTrue && c.Reason == reason
 }
 
+// RestartedPod is the pod a round's Restarting event is about, as the event's related object: the
+// first replica restarted (with its uid when the round deletes it), or nil without a restart.
+//
+// Note: the events API folds an event into an earlier one of the same type, reason, action,
+// regarding and related object (the job's reference with its resourceVersion) from the last six
+// minutes: it counts the repeat and keeps the earlier note. Two replicas that end in one instant
+// are restarted in two rounds, the second often reading the job from a cache that has not seen
+// the first round's status write yet, so its event (the other pod, backoffCount 2) was lost in a
+// count of 2 on the first. The pod in the related object keeps them apart.
+func RestartedPod(namespace string, out *render.Output) *corev1.ObjectReference {
+	if out == nil || len(out.Decisions.Restarts) == 0 {
+		return nil
+	}
+	name := out.Decisions.Restarts[0].Pod
+	ref := &corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: namespace, Name: name}
+	for _, del := range out.Decisions.Delete {
+		if del.Name == name {
+			ref.UID = del.UID
+		}
+	}
+	return ref
+}
+
 // restartEvent says which pods ended, how, what is restarted and the count after it:
 // "j-worker-1 exited with code 1; restarting every pod of the job, 3 deleted (backoffCount 2)",
 // "j-worker-1 was evicted; restarting it (disruptionCount 1, not counted toward backoffLimit)".
