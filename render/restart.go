@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -83,7 +84,7 @@ func (r *renderer) rejoinableRendezvous(c *corev1.Container) {
 	c.Env = append(c.Env, corev1.EnvVar{Name: EnvTorchSharedStoreOff, Value: "1"})
 }
 
-// restartScopeOf is what is restarted when a replica of type typ must be: the scope the user
+// restartScopeOf is what is restarted when the replica in slot s must be: the scope the user
 // chose, else what can recover.
 //
 //   - PyTorch without torchrun (a Kubeflow PyTorchJob without elasticPolicy counts as such):
@@ -91,7 +92,12 @@ func (r *renderer) rejoinableRendezvous(c *corev1.Container) {
 //     join it, and the survivors block in a collective until a timeout, then fail one by one.
 //   - PyTorch with torchrun and restarts to spare (--max_restarts, PET_MAX_RESTARTS, above 0): the
 //     replica. The survivors' workers fail on the lost peer, their agents restart them and
-//     re-rendezvous with the new one.
+//     re-rendezvous with the new one. Not the replica whose agent hosts the c10d rendezvous
+//     store (rendezvousStoreHost): the survivors' agents lose the store, which torch does not
+//     fail over, and end one after another, so it takes the gang. (Torch's maintainers say a
+//     c10d job has no failover of its store host; an agent that loses the store raises
+//     RendezvousConnectionError from its monitoring loop. make test-torch kills a worker, not
+//     the master: this case is not played with real torch yet.)
 //   - PyTorch with torchrun and no restarts (--max_restarts unset or 0, torchrun's default): the
 //     gang. The survivors' agents may not restart their failed workers, so they end too; replaced
 //     one by one, a single failure would cost a restart per pod (make test-torch plays both).
@@ -99,17 +105,17 @@ func (r *renderer) rejoinableRendezvous(c *corev1.Container) {
 //     or chief (or master) takes the gang, since every worker holds sessions to it.
 //   - TensorFlow without parameter servers (collective strategies): the gang, as for PyTorch; an
 //     evaluator, which is never part of the collective group, alone.
-func (j *Job) restartScopeOf(typ string) batch.RestartScope {
+func (j *Job) restartScopeOf(s slot) batch.RestartScope {
 	if j.RestartScope != "" {
 		return j.RestartScope
 	}
 	if j.Framework == PyTorch {
-		if j.launcherRestarts() > 0 {
+		if host, ok := j.rendezvousStoreHost(); j.launcherRestarts() > 0 && (!ok || s != host) {
 			return batch.RestartScopeReplica
 		}
 		return batch.RestartScopeGang
 	}
-	switch typ {
+	switch s.typ {
 	case "evaluator":
 		return batch.RestartScopeReplica
 	case "worker":
@@ -118,6 +124,33 @@ func (j *Job) restartScopeOf(typ string) batch.RestartScope {
 		}
 	}
 	return batch.RestartScopeGang
+}
+
+// rendezvousStoreHost is the replica whose torchrun agent hosts the rendezvous store: with the
+// c10d backend (the default), the one the rendezvous endpoint names (the master; a Kubeflow
+// elastic PyTorchJob's Worker-0, else its Master, as Kubeflow's operator sets PET_RDZV_ENDPOINT).
+// ok is false when no replica of the job does: no torchrun, another backend (etcd), or a Kubeflow
+// rdzvHost the user chose.
+func (j *Job) rendezvousStoreHost() (host slot, ok bool) {
+	backend, master := "", masterTypeIndex(j.Replicas)
+	switch {
+	case j.Torchrun != nil:
+		backend = j.Torchrun.RdzvBackend
+	case j.Kubeflow != nil && j.Kubeflow.Elastic != nil:
+		if j.Kubeflow.Elastic.RdzvHost != "" {
+			return slot{}, false
+		}
+		backend = j.Kubeflow.Elastic.RdzvBackend
+		if hasType(j, "worker") {
+			return slot{"worker", 0}, cmp.Or(backend, DefaultRdzvBackend) == DefaultRdzvBackend
+		}
+	default:
+		return slot{}, false
+	}
+	if master < 0 || cmp.Or(backend, DefaultRdzvBackend) != DefaultRdzvBackend {
+		return slot{}, false
+	}
+	return slot{j.Replicas[master].Type, 0}, true
 }
 
 func (j *Job) hasParameterServers() bool {
@@ -194,9 +227,9 @@ func (r *renderer) observeDeletions() {
 func (r *renderer) ended() []*observedPod {
 	var out []*observedPod
 	for _, t := range r.job.Replicas {
-		gang := r.job.restartScopeOf(t.Type) == batch.RestartScopeGang
 		for i := int32(0); i < t.Replicas; i++ {
 			s := slot{t.Type, i}
+			gang := r.job.restartScopeOf(s) == batch.RestartScopeGang
 			p := r.observed[s]
 			if p == nil {
 				if v := r.vanished[s]; v != nil {
@@ -315,7 +348,7 @@ func (r *renderer) restartCost(due []*observedPod) (gang bool, exits []*observed
 	for _, p := range due {
 		// Note: a replica disrupted before it ever ran has joined no peer: replacing it alone
 		// recovers, whatever the scope (a pod preempted or deleted while Pending, say).
-		gang = gang || (r.job.restartScopeOf(p.slot.typ) == batch.RestartScopeGang && (p.ran() || !p.disrupted))
+		gang = gang || (r.job.restartScopeOf(p.slot) == batch.RestartScopeGang && (p.ran() || !p.disrupted))
 		if !p.disrupted {
 			exits = append(exits, p)
 		}

@@ -138,35 +138,42 @@ func TestRestartScopeOf(t *testing.T) {
 	types := func(names ...string) []ReplicaType {
 		var out []ReplicaType
 		for _, n := range names {
-			out = append(out, ReplicaType{Type: n, Replicas: 1})
+			out = append(out, ReplicaType{Type: n, Replicas: 2})
 		}
 		return out
 	}
 	gang, replica := batch.RestartScopeGang, batch.RestartScopeReplica
 	cases := map[string]struct {
 		job  Job
-		typ  string
+		at   slot
 		want batch.RestartScope
 	}{
-		"a PyTorch worker without torchrun restarts the gang":                     {Job{Framework: PyTorch, Replicas: types("master", "worker")}, "worker", gang},
-		"a PyTorch worker under torchrun with maxRestarts restarts alone":         {Job{Framework: PyTorch, Torchrun: &batch.TorchrunConfig{MaxRestarts: ptr(int32(3))}, Replicas: types("master", "worker")}, "worker", replica},
-		"a PyTorch worker under torchrun without maxRestarts restarts the gang":   {Job{Framework: PyTorch, Torchrun: &batch.TorchrunConfig{}, Replicas: types("master", "worker")}, "worker", gang},
-		"a PyTorch worker under torchrun with maxRestarts 0 restarts the gang":    {Job{Framework: PyTorch, Torchrun: &batch.TorchrunConfig{MaxRestarts: ptr(int32(0))}, Replicas: types("master", "worker")}, "worker", gang},
-		"a PyTorchJob without elasticPolicy restarts the gang":                    {Job{Framework: PyTorch, Kubeflow: &Kubeflow{}, Replicas: types("master", "worker")}, "worker", gang},
-		"a PyTorchJob with elasticPolicy and maxRestarts restarts a worker alone": {Job{Framework: PyTorch, Kubeflow: &Kubeflow{Elastic: &KubeflowElastic{MaxRestarts: ptr(int32(2))}}, Replicas: types("worker")}, "worker", replica},
-		"a PyTorchJob with elasticPolicy without maxRestarts restarts the gang":   {Job{Framework: PyTorch, Kubeflow: &Kubeflow{Elastic: &KubeflowElastic{}}, Replicas: types("worker")}, "worker", gang},
-		"a TensorFlow worker beside parameter servers restarts alone":             {Job{Framework: TensorFlow, Replicas: types("chief", "ps", "worker")}, "worker", replica},
-		"a failed parameter server restarts the gang":                             {Job{Framework: TensorFlow, Replicas: types("chief", "ps", "worker")}, "ps", gang},
-		"a failed chief beside parameter servers restarts the gang":               {Job{Framework: TensorFlow, Replicas: types("chief", "ps", "worker")}, "chief", gang},
-		"a TensorFlow worker without parameter servers restarts the gang":         {Job{Framework: TensorFlow, Replicas: types("chief", "worker")}, "worker", gang},
-		"an evaluator, never in the collective group, restarts alone":             {Job{Framework: TensorFlow, Replicas: types("chief", "worker", "evaluator")}, "evaluator", replica},
-		"the user's Replica wins over the default":                                {Job{Framework: PyTorch, RestartScope: replica, Replicas: types("master", "worker")}, "worker", replica},
-		"the user's Gang wins over torchrun":                                      {Job{Framework: PyTorch, RestartScope: gang, Torchrun: &batch.TorchrunConfig{}, Replicas: types("worker")}, "worker", gang},
+		"a PyTorch worker without torchrun restarts the gang":                       {Job{Framework: PyTorch, Replicas: types("master", "worker")}, slot{"worker", 1}, gang},
+		"a PyTorch worker under torchrun with maxRestarts restarts alone":           {Job{Framework: PyTorch, Torchrun: &batch.TorchrunConfig{MaxRestarts: ptr(int32(3))}, Replicas: types("master", "worker")}, slot{"worker", 1}, replica},
+		"a PyTorch worker under torchrun without maxRestarts restarts the gang":     {Job{Framework: PyTorch, Torchrun: &batch.TorchrunConfig{}, Replicas: types("master", "worker")}, slot{"worker", 1}, gang},
+		"a PyTorch worker under torchrun with maxRestarts 0 restarts the gang":      {Job{Framework: PyTorch, Torchrun: &batch.TorchrunConfig{MaxRestarts: ptr(int32(0))}, Replicas: types("master", "worker")}, slot{"worker", 1}, gang},
+		"a PyTorchJob without elasticPolicy restarts the gang":                      {Job{Framework: PyTorch, Kubeflow: &Kubeflow{}, Replicas: types("master", "worker")}, slot{"worker", 1}, gang},
+		"a PyTorchJob with elasticPolicy and maxRestarts restarts a worker alone":   {Job{Framework: PyTorch, Kubeflow: &Kubeflow{Elastic: &KubeflowElastic{MaxRestarts: ptr(int32(2))}}, Replicas: types("worker")}, slot{"worker", 1}, replica},
+		"a PyTorchJob with elasticPolicy without maxRestarts restarts the gang":     {Job{Framework: PyTorch, Kubeflow: &Kubeflow{Elastic: &KubeflowElastic{}}, Replicas: types("worker")}, slot{"worker", 1}, gang},
+		"a TensorFlow worker beside parameter servers restarts alone":               {Job{Framework: TensorFlow, Replicas: types("chief", "ps", "worker")}, slot{"worker", 1}, replica},
+		"a failed parameter server restarts the gang":                               {Job{Framework: TensorFlow, Replicas: types("chief", "ps", "worker")}, slot{"ps", 0}, gang},
+		"a failed chief beside parameter servers restarts the gang":                 {Job{Framework: TensorFlow, Replicas: types("chief", "ps", "worker")}, slot{"chief", 0}, gang},
+		"a TensorFlow worker without parameter servers restarts the gang":           {Job{Framework: TensorFlow, Replicas: types("chief", "worker")}, slot{"worker", 1}, gang},
+		"an evaluator, never in the collective group, restarts alone":               {Job{Framework: TensorFlow, Replicas: types("chief", "worker", "evaluator")}, slot{"evaluator", 0}, replica},
+		"the user's Replica wins over the default":                                  {Job{Framework: PyTorch, RestartScope: replica, Replicas: types("master", "worker")}, slot{"worker", 1}, replica},
+		"the user's Gang wins over torchrun":                                        {Job{Framework: PyTorch, RestartScope: gang, Torchrun: &batch.TorchrunConfig{}, Replicas: types("worker")}, slot{"worker", 1}, gang},
+		"the master under torchrun with maxRestarts hosts the c10d store: the gang": {Job{Framework: PyTorch, Torchrun: &batch.TorchrunConfig{MaxRestarts: ptr(int32(3))}, Replicas: types("master", "worker")}, slot{"master", 0}, gang},
+		"worker-0 of a job without master hosts the c10d store: the gang":           {Job{Framework: PyTorch, Torchrun: &batch.TorchrunConfig{MaxRestarts: ptr(int32(3))}, Replicas: types("worker")}, slot{"worker", 0}, gang},
+		"the master under torchrun with the etcd backend hosts no store: alone":     {Job{Framework: PyTorch, Torchrun: &batch.TorchrunConfig{MaxRestarts: ptr(int32(3)), RdzvBackend: "etcd-v2"}, Replicas: types("master", "worker")}, slot{"master", 0}, replica},
+		"a PyTorchJob's elastic Worker-0 hosts the c10d store: the gang":            {Job{Framework: PyTorch, Kubeflow: &Kubeflow{Elastic: &KubeflowElastic{MaxRestarts: ptr(int32(2))}}, Replicas: types("master", "worker")}, slot{"worker", 0}, gang},
+		"a PyTorchJob's elastic Master beside Workers hosts nothing: alone":         {Job{Framework: PyTorch, Kubeflow: &Kubeflow{Elastic: &KubeflowElastic{MaxRestarts: ptr(int32(2))}}, Replicas: types("master", "worker")}, slot{"master", 0}, replica},
+		"a PyTorchJob whose rdzvHost the user chose: Worker-0 alone":                {Job{Framework: PyTorch, Kubeflow: &Kubeflow{Elastic: &KubeflowElastic{MaxRestarts: ptr(int32(2)), RdzvHost: "etcd.example"}}, Replicas: types("worker")}, slot{"worker", 0}, replica},
+		"the user's Replica wins over the store host":                               {Job{Framework: PyTorch, RestartScope: replica, Torchrun: &batch.TorchrunConfig{MaxRestarts: ptr(int32(3))}, Replicas: types("master", "worker")}, slot{"master", 0}, replica},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := tc.job.restartScopeOf(tc.typ); got != tc.want {
-				t.Errorf("restartScopeOf(%s) = %s; want %s", tc.typ, got, tc.want)
+			if got := tc.job.restartScopeOf(tc.at); got != tc.want {
+				t.Errorf("restartScopeOf(%v) = %s; want %s", tc.at, got, tc.want)
 			}
 		})
 	}
