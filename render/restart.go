@@ -3,6 +3,7 @@ package render
 import (
 	"cmp"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -306,12 +307,22 @@ func (r *renderer) restart(due []*observedPod) bool {
 	d := &r.out.Decisions
 	gang, exits, backoff := r.restartCost(due)
 	if r.exceedsBackoffLimit(backoff) {
-		what := "restarting it"
-		if gang {
-			what = "restarting the job's pods"
-		}
 		d.Phase, d.Reason = batch.JobFailed, batch.ReasonBackoffLimitExceeded
-		d.Message = fmt.Sprintf("%s %s; %s would exceed runPolicy.backoffLimit (%d)", exits[0].pod.Name, howItEnded(exits[0]), what, r.job.BackoffLimit)
+		switch {
+		case gang:
+			d.Message = fmt.Sprintf("%s %s; restarting the job's pods would exceed runPolicy.backoffLimit (%d)", exits[0].pod.Name, howItEnded(exits[0]), r.job.BackoffLimit)
+		case len(exits) == 1:
+			d.Message = fmt.Sprintf("%s %s; restarting it would exceed runPolicy.backoffLimit (%d)", exits[0].pod.Name, howItEnded(exits[0]), r.job.BackoffLimit)
+		default:
+			// Note: replicas restarted alone take one each, so several that end together may
+			// exceed the limit where one would not: the message names them all and the count.
+			parts := make([]string, 0, len(exits))
+			for _, p := range exits {
+				parts = append(parts, p.pod.Name+" "+howItEnded(p))
+			}
+			d.Message = fmt.Sprintf("%s; restarting the %d of them, one backoff each, would take backoffCount from %d to %d, past runPolicy.backoffLimit (%d)",
+				strings.Join(parts, "; "), len(exits), d.BackoffCount, int64(d.BackoffCount)+backoff, r.job.BackoffLimit)
+		}
 		return true
 	}
 	d.BackoffCount += int32(backoff)
