@@ -332,9 +332,12 @@ func (r *renderer) restart(due []*observedPod) bool {
 		}
 		d.GangRestarts++
 		d.GangRestart = true
-		r.holdCreates = true
+		// Note: the new gang waits for the old pods to go, and their deletion wakes the job; with
+		// none left (all deleted by someone else and gone), nothing would, and the job stayed
+		// Pending with no pod: the new gang is created at once.
 		for _, p := range r.allObserved() {
 			r.delete(p, DeleteRestart)
+			r.holdCreates = true
 		}
 	} else {
 		d.DisruptionCount += int32(len(due) - len(exits))
