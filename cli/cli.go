@@ -363,7 +363,12 @@ func (j *job) desired() int32 {
 }
 
 // restarts is the job's restarts counted against its backoffLimit.
-func (j *job) restarts() int32 { return j.model.Status.BackoffCount }
+// restarts is how often the job's pods were restarted: after an exit code (backoffCount) or a
+// disruption (disruptionCount).
+//
+// Note: backoffCount alone left a job restarted by an eviction, a preemption or a lost node at 0,
+// as if nothing had happened to it; describe tells the two apart.
+func (j *job) restarts() int32 { return j.model.Status.BackoffCount + j.model.Status.DisruptionCount }
 
 // waiting is the reason and message of the job's Waiting condition, if it has one.
 func (j *job) waiting() (reason, message string) {

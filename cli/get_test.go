@@ -206,3 +206,20 @@ func TestWatchListsAgainWhenItsVersionExpires(t *testing.T) {
 		t.Errorf("seen %v; want %s", seen, want)
 	}
 }
+
+// The RESTARTS column counts every restart of the job's pods: those an exit code decided and those
+// a disruption did (an eviction, a preemption, a lost node, a pod deleted by someone else).
+func TestGetRestartsCountsDisruptions(t *testing.T) {
+	j := ptj(nil, batch.JobRunning)
+	j.Status.BackoffCount, j.Status.DisruptionCount = 1, 2
+	c := fake.NewClientBuilder().WithScheme(controller.Scheme()).WithObjects(j).Build()
+	s := &session{client: c, namespace: "ns"}
+	var out, errOut lockedBuffer
+	if err := s.get(context.Background(), table{}, false, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	rows := rowsOf(out.String())
+	if len(rows) != 2 || !strings.HasPrefix(rows[1], "PyTorchTrainingJob p Running 0/0 3 -") {
+		t.Errorf("trainyard get printed:\n%s\nwant the job's row with 3 restarts (backoffCount 1, disruptionCount 2)", out.String())
+	}
+}
