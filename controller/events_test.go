@@ -79,11 +79,11 @@ func TestRestartEventsOfOneJobVersionAreKept(t *testing.T) {
 		return out, []status.Event{{Type: corev1.EventTypeWarning, Reason: status.EventRestarting, Message: msg}}
 	}
 	out1, ev1 := round("j-worker-0", "0", 1)
-	recordEvents(rec, job, out1, ev1)
+	recordEvents(rec, job, out1, nil, ev1)
 	// The first event is in the broadcaster's cache before the second round records.
 	waitFor(t, func() bool { c, _ := sink.seen(); return len(c) == 1 })
 	out2, ev2 := round("j-extra-0", "1", 2)
-	recordEvents(rec, job, out2, ev2)
+	recordEvents(rec, job, out2, nil, ev2)
 
 	want := []string{"j-worker-0 exited with code 1; restarting it", "j-extra-0 exited with code 1; restarting it"}
 	deadline := time.Now().Add(5 * time.Second)
@@ -107,5 +107,42 @@ func waitFor(t *testing.T, ok func() bool) {
 		if time.Now().After(end) {
 			t.Fatal("timed out")
 		}
+	}
+}
+
+// TestPodsCreatedEventsOfOneJobVersionAreKept: two rounds at one resourceVersion of the job that
+// create a pod each (two replicas restarted alone) record two PodsCreated events, each naming its
+// pod.
+func TestPodsCreatedEventsOfOneJobVersionAreKept(t *testing.T) {
+	sink := &eventSink{}
+	b := events.NewBroadcaster(sink)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := b.StartRecordingToSinkWithContext(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown()
+	rec := b.NewRecorder(Scheme(), "trainyard")
+	job := &batch.PyTorchTrainingJob{
+		TypeMeta:   metav1.TypeMeta{APIVersion: batch.GroupVersion.String(), Kind: "PyTorchTrainingJob"},
+		ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "default", UID: "job-uid", ResourceVersion: "7"},
+	}
+	created := func(pod string) []status.Event {
+		return []status.Event{{Type: corev1.EventTypeNormal, Reason: status.EventPodsCreated, Message: "created 1 pod: " + pod}}
+	}
+	recordEvents(rec, job, &render.Output{}, []string{"j-worker-0"}, created("j-worker-0"))
+	waitFor(t, func() bool { c, _ := sink.seen(); return len(c) == 1 })
+	recordEvents(rec, job, &render.Output{}, []string{"j-extra-0"}, created("j-extra-0"))
+	want := []string{"created 1 pod: j-worker-0", "created 1 pod: j-extra-0"}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got, patched := sink.seen()
+		if slices.Equal(got, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("events created %q (and %d repeats counted on an earlier one), want %q", got, patched, want)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

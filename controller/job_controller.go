@@ -333,7 +333,7 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	}
 
 	warn := r.firstRoundOf(uid, job.GetGeneration())
-	recordEvents(r.recorder, job, out, status.Events(status.Round{
+	recordEvents(r.recorder, job, out, act.created, status.Events(status.Round{
 		Prev: &current, Next: &next, Out: out, RenderErr: renderErr,
 		Created: act.created, CreateErr: cmp.Or(act.createErr, act.gangErr), Warn: warn, Written: written,
 	}))
@@ -1051,15 +1051,18 @@ func ownedBy(obj metav1.Object, job client.Object) bool {
 }
 
 // recordEvents records a round's events on the job; a Restarting event names the restarted pod as
-// its related object, so that the events API does not fold it into an earlier restart's event
-// (status.RestartedPod).
-func recordEvents(rec events.EventRecorder, job client.Object, out *render.Output, evs []status.Event) {
+// its related object, a PodsCreated event the first pod created, so that the events API does not
+// fold it into an earlier round's event of the same reason (status.RestartedPod).
+func recordEvents(rec events.EventRecorder, job client.Object, out *render.Output, created []string, evs []status.Event) {
 	for _, e := range evs {
 		var related runtime.Object
-		if e.Reason == status.EventRestarting {
+		switch {
+		case e.Reason == status.EventRestarting:
 			if ref := status.RestartedPod(job.GetNamespace(), out); ref != nil {
 				related = ref
 			}
+		case e.Reason == status.EventPodsCreated && len(created) > 0:
+			related = &corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: job.GetNamespace(), Name: created[0]}
 		}
 		rec.Eventf(job, related, e.Type, e.Reason, "Reconcile", "%s", e.Message)
 	}
