@@ -527,8 +527,29 @@ func (r *jobReconciler) applyDependents(ctx context.Context, job client.Object, 
 		if err := r.applyService(ctx, job, tb.Service.Name, tb.Service); err != nil {
 			errs = append(errs, err)
 		}
+	} else if err := r.deleteTensorBoard(ctx, job); err != nil {
+		errs = append(errs, err)
 	}
 	return more, errors.Join(errs...)
+}
+
+// deleteTensorBoard deletes the TensorBoard Deployment and Service the job owns and render no
+// longer wants (its tensorboardSpec was removed), so that they do not run, unreported, until the
+// job is deleted. Objects of that name the job does not own are left alone.
+func (r *jobReconciler) deleteTensorBoard(ctx context.Context, job client.Object) error {
+	name := render.TensorBoardName(job.GetName())
+	var live appsv1.Deployment
+	err := r.client.Get(ctx, types.NamespacedName{Namespace: job.GetNamespace(), Name: name}, &live)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return err
+	case ownedBy(&live, job):
+		if err := r.applier.Delete(ctx, &live, live.UID, false); err != nil {
+			return err
+		}
+	}
+	return r.applyService(ctx, job, name, nil)
 }
 
 // applyAutoscaler applies render's HPA (an elastic Kubeflow PyTorchJob with metrics). HPAs are

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	dto "github.com/prometheus/client_model/go"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -1130,5 +1131,39 @@ func TestWithoutPacingNoJobHoldsPodsBack(t *testing.T) {
 	reconcileOnce(t, r)
 	if _, pods := c.get(); len(pods.Items) != 4 || r.holdsPods("job-uid") {
 		t.Fatalf("%d pods, holding pods back %v; want 4 and false", len(pods.Items), r.holdsPods("job-uid"))
+	}
+}
+
+// TestARemovedTensorBoardIsDeleted: a job whose tensorboardSpec is removed has its TensorBoard
+// Deployment and Service deleted, rather than left running, unreported, until the job goes.
+func TestARemovedTensorBoardIsDeleted(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	job := testJob(1, batch.RestartPolicyNever)
+	job.Spec.TensorboardSpec = &batch.TensorBoardSpec{Image: "tensorboard",
+		LogDir: &batch.LogDir{PVC: []batch.PVCLogDir{{Name: "logs"}}}}
+	c := newCluster(t, job)
+	r := newTestReconciler(c, &now)
+	reconcileOnce(t, r)
+	ctx, key := context.Background(), client.ObjectKey{Namespace: "ns", Name: render.TensorBoardName("j")}
+	if err := c.server.Get(ctx, key, &appsv1.Deployment{}); err != nil {
+		t.Fatalf("the TensorBoard Deployment was not made: %v", err)
+	}
+	if err := c.server.Get(ctx, key, &corev1.Service{}); err != nil {
+		t.Fatalf("the TensorBoard Service was not made: %v", err)
+	}
+
+	live, _ := c.get()
+	live.Spec.TensorboardSpec = nil
+	live.Generation++
+	if err := c.server.Update(ctx, live); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Second)
+	reconcileOnce(t, r)
+	if err := c.server.Get(ctx, key, &appsv1.Deployment{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the TensorBoard Deployment of a removed tensorboardSpec: got %v, want it deleted", err)
+	}
+	if err := c.server.Get(ctx, key, &corev1.Service{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the TensorBoard Service of a removed tensorboardSpec: got %v, want it deleted", err)
 	}
 }
