@@ -49,6 +49,18 @@ func (r *renderer) pause() {
 	}
 }
 
+// succeededBeforePause reports whether a paused job had succeeded on its own, and decides so. A
+// pod that succeeded while being deleted may have exited 0 on the pause's SIGTERM (a script that
+// saves a checkpoint and ends cleanly): that is no outcome, and the job stays paused.
+func (r *renderer) succeededBeforePause() bool {
+	for _, p := range r.allObserved() {
+		if p.succeeded && p.pod.DeletionTimestamp != nil {
+			return false
+		}
+	}
+	return r.succeeded()
+}
+
 // deleteStrays deletes pods that match no replica slot (a removed type, an index scaled away)
 // and pods started in another run mode than the current one (debug switched on or off).
 func (r *renderer) deleteStrays() {

@@ -236,6 +236,11 @@ func (r *renderer) decide() {
 	case r.job.Finished():
 		d.Phase, d.Reason, d.Message = r.job.Status.Phase, finishedReason(r.job), finishedMessage(r.job)
 		r.cleanUp()
+	case r.job.Pause && !r.job.Debug && r.succeededBeforePause():
+		// The training ended before the pause took its pods: the outcome is known, and deleting
+		// the leader's pod would throw it away (resuming would train again).
+		d.CompletionTime = &r.now
+		r.cleanUp()
 	case r.job.Pause:
 		r.pause()
 		r.kueueHold()

@@ -258,16 +258,7 @@ func (r *renderer) ended() []*observedPod {
 // It reports true when the job is now Succeeded or Failed.
 func (r *renderer) outcome() bool {
 	d := &r.out.Decisions
-	leaderSlot := r.leaderSlot()
-	if r.job.Kubeflow != nil && r.job.Kubeflow.AllWorkers && leaderSlot.typ == "worker" {
-		if r.allWorkersSucceeded() {
-			d.Phase, d.Reason = batch.JobSucceeded, batch.ReasonSucceeded
-			d.Message = "every worker succeeded (successPolicy AllWorkers)"
-			return true
-		}
-	} else if leader := r.observed[leaderSlot]; leader != nil && leader.succeeded && r.current(leader) {
-		d.Phase, d.Reason = batch.JobSucceeded, batch.ReasonSucceeded
-		d.Message = fmt.Sprintf("%s succeeded", leader.pod.Name)
+	if r.succeeded() {
 		return true
 	}
 	if r.deadlinePassed() {
@@ -294,6 +285,25 @@ func (r *renderer) outcome() bool {
 	}
 	if due = r.holdForBackoff(due); len(due) > 0 {
 		return r.restart(due)
+	}
+	return false
+}
+
+// succeeded decides the job Succeeded when its leader (or, under successPolicy AllWorkers, every
+// worker) has succeeded in the current run.
+func (r *renderer) succeeded() bool {
+	d := &r.out.Decisions
+	leaderSlot := r.leaderSlot()
+	if r.job.Kubeflow != nil && r.job.Kubeflow.AllWorkers && leaderSlot.typ == "worker" {
+		if r.allWorkersSucceeded() {
+			d.Phase, d.Reason = batch.JobSucceeded, batch.ReasonSucceeded
+			d.Message = "every worker succeeded (successPolicy AllWorkers)"
+			return true
+		}
+	} else if leader := r.observed[leaderSlot]; leader != nil && leader.succeeded && r.current(leader) {
+		d.Phase, d.Reason = batch.JobSucceeded, batch.ReasonSucceeded
+		d.Message = fmt.Sprintf("%s succeeded", leader.pod.Name)
+		return true
 	}
 	return false
 }

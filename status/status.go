@@ -222,7 +222,11 @@ func conditions(st *batch.TrainingJobStatus, j *render.Job, d *render.Decisions,
 	case meta.FindStatusCondition(st.Conditions, batch.ConditionRunning) != nil:
 		setCondition(st, now, batch.ConditionRunning, false, reason, d.Message)
 	}
+	finished := d.Phase == batch.JobSucceeded || d.Phase == batch.JobFailed
 	switch {
+	case finished:
+		// A job that ended before a pause took its pods is not paused; one resumed earlier keeps
+		// the condition that says so.
 	case j.Pause:
 		setCondition(st, now, batch.ConditionPaused, true, reason, d.Message)
 	case meta.FindStatusCondition(st.Conditions, batch.ConditionPaused) != nil:

@@ -332,3 +332,20 @@ func TestAFailedJobKeepsSayingWhy(t *testing.T) {
 		t.Errorf("Failed condition a minute later: %+v; want its message kept", c)
 	}
 }
+
+// TestAJobThatSucceededBeforeItsPauseIsNotPaused: the master succeeded before the pause took its
+// pods, so the job Succeeds, and no Paused condition says otherwise.
+func TestAJobThatSucceededBeforeItsPauseIsNotPaused(t *testing.T) {
+	b := newJob(1)
+	b.job.Spec.RunMode = &batch.RunMode{Pause: &batch.PauseMode{Enabled: ptr(true)}}
+	b.Status(batch.TrainingJobStatus{Phase: batch.JobRunning, StartTime: &metav1.Time{Time: t0}})
+	st, _ := derive(t, b.Obj(), []corev1.Pod{
+		podOf("master", 0, corev1.PodSucceeded, 0), podOf("worker", 0, corev1.PodRunning),
+	}, t0.Add(time.Minute))
+	if st.Phase != batch.JobSucceeded {
+		t.Errorf("phase %s; want Succeeded: the master succeeded before the pause", st.Phase)
+	}
+	if c := meta.FindStatusCondition(st.Conditions, batch.ConditionPaused); c != nil {
+		t.Errorf("condition Paused %s/%s on a job that succeeded; want none", c.Status, c.Reason)
+	}
+}
