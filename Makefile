@@ -213,7 +213,11 @@ install: ## Install the CRDs into the cluster of .devcluster/kubeconfig.
 .PHONY: install-kubeflow
 install-kubeflow: ## Install the opt-in kubeflow.org CRDs (PyTorchJob, TFJob) into the cluster of .devcluster/kubeconfig; make run's operator serves them at once.
 	$(DEVCLUSTER_DIR)/bin/kubectl --kubeconfig $(DEVCLUSTER_DIR)/kubeconfig apply --server-side --force-conflicts -f kustomize/kubeflow/crd
-	$(DEVCLUSTER_DIR)/bin/kubectl --kubeconfig $(DEVCLUSTER_DIR)/kubeconfig wait --for=condition=Established --timeout=60s crd/pytorchjobs.kubeflow.org crd/tfjobs.kubeflow.org
+	@# As for install: kubectl wait fails at once on a CRD too new to have conditions.
+	for i in $$(seq 120); do \
+	  $(DEVCLUSTER_DIR)/bin/kubectl --kubeconfig $(DEVCLUSTER_DIR)/kubeconfig wait --for=condition=Established --timeout=60s crd/pytorchjobs.kubeflow.org crd/tfjobs.kubeflow.org && break; \
+	  [ $$i -lt 120 ] || exit 1; sleep 0.5; \
+	done
 
 .PHONY: run
 run: build cluster-up ## Start the local cluster, install the CRDs and run the operator in the foreground.
