@@ -33,6 +33,13 @@ func newTFEnv(j *Job) *tfEnv {
 	cluster := make(map[string][]string, len(j.Replicas))
 	for ti := range j.Replicas {
 		t := &j.Replicas[ti]
+		if t.Replicas == 0 {
+			// A type with no replica is absent (a chief with replicas 0: worker 0 decides). Listed
+			// as an empty job, TensorFlow would take it as present: a "chief" job, even empty, makes
+			// no worker the chief and the chief's task the collective leader, and an empty job
+			// fails ClusterSpec.job_tasks (max() of nothing).
+			continue
+		}
 		port := ":" + strconv.Itoa(int(j.portOf(t)))
 		addrs := make([]string, t.Replicas)
 		for i := range addrs {
