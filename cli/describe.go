@@ -97,7 +97,8 @@ func describe(out io.Writer, j *job, pods []corev1.Pod, events []corev1.Event, q
 		if tb.Note != "" {
 			state += ": " + tb.Note
 		}
-		fmt.Fprintf(out, "TensorBoard: %s\n", state)
+		// Note: where it serves, which the status leaves out: `kubectl port-forward` reaches it.
+		fmt.Fprintf(out, "TensorBoard: %s (Service %s, port %d)\n", state, render.TensorBoardName(j.obj.GetName()), render.TensorBoardPort)
 	}
 	if q != nil {
 		describeQueue(out, q, now)

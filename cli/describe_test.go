@@ -155,7 +155,7 @@ func TestDescribePartlyAdmitted(t *testing.T) {
 }
 
 // TestDescribeSaysDisruptionsAndTheTensorBoard: what get's columns leave out, describe says: the
-// restarts no exit code caused, and a TensorBoard that does not work.
+// restarts no exit code caused, and a TensorBoard that does not work, and where it serves.
 func TestDescribeSaysDisruptionsAndTheTensorBoard(t *testing.T) {
 	o := ptj(nil, batch.JobRunning)
 	o.Status.DisruptionCount = 1
@@ -165,7 +165,7 @@ func TestDescribeSaysDisruptionsAndTheTensorBoard(t *testing.T) {
 	describe(&out, j, nil, nil, nil, time.Now())
 	for _, want := range []string{
 		"Restarts: backoffCount 0 of backoffLimit 3; disruptions 1 (evictions, preemptions, lost nodes: not counted toward backoffLimit)",
-		`TensorBoard: not ready: PVCNotFound: persistentvolumeclaim "logs" not found`,
+		`TensorBoard: not ready: PVCNotFound: persistentvolumeclaim "logs" not found (Service p-tensorboard, port 6006)`,
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("describe lacks %q:\n%s", want, out.String())
