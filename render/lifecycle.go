@@ -136,7 +136,20 @@ func (r *renderer) deadlineAt() *time.Time {
 	if r.job.Status.Phase == batch.JobPaused {
 		return nil
 	}
-	return r.job.deadlineFrom(r.job.Status.StartTime)
+	return r.job.deadlineFrom(r.out.Decisions.StartTime)
+}
+
+// leavingDebug reports whether debug mode was switched off and pods of the debug session remain.
+func (r *renderer) leavingDebug() bool {
+	if r.job.Debug {
+		return false
+	}
+	for _, p := range r.allObserved() {
+		if p.pod.Annotations[batch.AnnotationRunMode] == runModeName(&Job{Debug: true}) {
+			return true
+		}
+	}
+	return false
 }
 
 // maxDeadlineSeconds is the longest activeDeadlineSeconds a time.Duration holds: about 292 years.

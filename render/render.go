@@ -258,6 +258,11 @@ func (r *renderer) decide() {
 		r.create = true
 		r.deleteStrays()
 		r.deleteEarlierGangs()
+		if r.leavingDebug() {
+			// The debug session was no training: activeDeadlineSeconds counts from the training
+			// pods' creation, as after a resume, not from the debug pods'.
+			d.StartTime = nil
+		}
 		if r.job.Debug {
 			r.debugPhase()
 			break
@@ -348,6 +353,9 @@ func (r *renderer) delete(p *observedPod, reason string) {
 func (r *renderer) oldestPodCreation() *metav1.Time {
 	var oldest *metav1.Time
 	for _, p := range r.allObserved() {
+		if r.otherRunMode(p) {
+			continue // a debug pod's start is no training's
+		}
 		if t := p.pod.CreationTimestamp; !t.IsZero() && (oldest == nil || t.Before(oldest)) {
 			oldest = &metav1.Time{Time: t.UTC().Truncate(time.Second)}
 		}
