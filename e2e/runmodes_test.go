@@ -387,10 +387,11 @@ func kubectlNS(ctx context.Context, t *testing.T, ns, stdin string, args ...stri
 }
 
 // TestTensorBoard: a job's TensorBoard Deployment and Service are created, status.tensorboard
-// turns ready when the Deployment is available, the TensorBoard outlives the job's completion and
-// goes with the job.
+// turns ready when the Deployment is available, the TensorBoard outlives the job's completion,
+// goes when tensorboardSpec is removed and comes back when it is written again, and goes with the
+// job.
 func TestTensorBoard(t *testing.T) {
-	testenv.Test(t, operatorFeature("a TensorBoard is created, reported ready, outlives the job's success and goes with the job", "tb", tensorBoardLifecycle))
+	testenv.Test(t, operatorFeature("a TensorBoard is created, reported ready, outlives the job's success, follows tensorboardSpec's removal and return, and goes with the job", "tb", tensorBoardLifecycle))
 }
 
 func tensorBoardLifecycle(ctx context.Context, t *testing.T, c client.Client, ns string) {
@@ -438,6 +439,31 @@ func tensorBoardLifecycle(ctx context.Context, t *testing.T, c client.Client, ns
 			t.Errorf("after the job succeeded, its TensorBoard %T: %v", obj, err)
 		}
 	}
+	// tensorboardSpec removed: the TensorBoard goes; written again: it comes back.
+	tbGone := func() (bool, string) {
+		errD := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "tb-tensorboard"}, &appsv1.Deployment{})
+		errS := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "tb-tensorboard"}, &corev1.Service{})
+		return apierrors.IsNotFound(errD) && apierrors.IsNotFound(errS), fmt.Sprintf("deployment: %v, service: %v", errD, errS)
+	}
+	spec := job.Spec.TensorboardSpec
+	setTensorBoard := func(tb *batch.TensorBoardSpec) {
+		t.Helper()
+		var live batch.PyTorchTrainingJob
+		if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "tb"}, &live); err != nil {
+			t.Fatal(err)
+		}
+		live.Spec.TensorboardSpec = tb
+		if err := c.Update(ctx, &live); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setTensorBoard(nil)
+	eventually(t, 30*time.Second, "the TensorBoard goes when tensorboardSpec is removed", tbGone)
+	setTensorBoard(spec)
+	eventually(t, 30*time.Second, "the TensorBoard comes back when tensorboardSpec is written again", func() (bool, string) {
+		gone, why := tbGone()
+		return !gone, why
+	})
 	if err := c.Delete(ctx, job); err != nil {
 		t.Fatal(err)
 	}
