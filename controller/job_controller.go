@@ -126,6 +126,9 @@ type jobMemory struct {
 	// nameTaken says which object of the job another holds the name of (nameTakenError), until
 	// a round's writes all go through.
 	nameTaken string
+	// tensorBoardTaken says who holds the name of the job's TensorBoard Deployment, until a
+	// round's writes all go through: status.tensorboard's note.
+	tensorBoardTaken string
 	// gangRefused is the API server's refusal of the job's last gang object apply, until one
 	// succeeds: the Waiting condition's CreateFailed message (no pod is created without it).
 	gangRefused string
@@ -259,13 +262,13 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	}
 	var tb *appsv1.Deployment
 	if renderErr == nil && out.TensorBoard != nil {
-		tb = r.liveDeployment(ctx, out.TensorBoard.Deployment)
+		tb = r.liveDeployment(ctx, job, out.TensorBoard.Deployment)
 	}
 	waiting := r.waitingInputs(ctx, job, &model, out, pods, tb)
 	derive := status.Input{
 		Job: &model, Generation: job.GetGeneration(), Current: current, Pods: pods,
 		Out: out, RenderErr: renderErr, TensorBoard: tb, TensorBoardPods: waiting.tensorBoard,
-		Gang: waiting.gang, CreateRefused: waiting.createRefused, GangRefused: waiting.gangRefused, NameTaken: waiting.nameTaken, Now: now,
+		Gang: waiting.gang, CreateRefused: waiting.createRefused, GangRefused: waiting.gangRefused, NameTaken: waiting.nameTaken, TensorBoardTaken: waiting.tensorBoardTaken, Now: now,
 	}
 	next := status.Derive(derive)
 	result := ctrl.Result{}
@@ -518,10 +521,21 @@ func (r *jobReconciler) applyDependents(ctx context.Context, job client.Object, 
 	}
 	if tb := out.TensorBoard; tb != nil {
 		var live client.Object // Note: a nil *Deployment in the interface would not be nil
-		if d := r.liveDeployment(ctx, tb.Deployment); d != nil {
+		var taken error
+		if d := r.liveDeployment(ctx, job, tb.Deployment); d != nil {
 			live = d
+		} else {
+			// None of the job's: a new TensorBoard's, or the name is held by a Deployment the job
+			// does not own. Apply would take that one over, or fail on its selector again and
+			// again, so the server is asked first, as for Services.
+			_, taken = r.nameHolder(ctx, job, tb.Deployment, func() client.Object { return &appsv1.Deployment{} })
 		}
-		if _, err := r.applier.Apply(ctx, tb.Deployment, live); err != nil {
+		if t, ok := taken.(*nameTakenError); ok {
+			t.tensorBoard = true
+		}
+		if taken != nil {
+			errs = append(errs, taken)
+		} else if _, err := r.applier.Apply(ctx, tb.Deployment, live); err != nil {
 			errs = append(errs, err)
 		}
 		if err := r.applyService(ctx, job, tb.Service.Name, tb.Service); err != nil {
@@ -828,10 +842,10 @@ func (r *jobReconciler) jobStillHere(ctx context.Context, job client.Object) fun
 	}
 }
 
-// liveDeployment is the cached Deployment of desired's name, or nil.
-func (r *jobReconciler) liveDeployment(ctx context.Context, desired *appsv1.Deployment) *appsv1.Deployment {
+// liveDeployment is the cached Deployment of desired's name when the job owns it, or nil.
+func (r *jobReconciler) liveDeployment(ctx context.Context, job client.Object, desired *appsv1.Deployment) *appsv1.Deployment {
 	var live appsv1.Deployment
-	if err := r.client.Get(ctx, client.ObjectKeyFromObject(desired), &live); err != nil {
+	if err := r.client.Get(ctx, client.ObjectKeyFromObject(desired), &live); err != nil || !ownedBy(&live, job) {
 		return nil
 	}
 	return &live

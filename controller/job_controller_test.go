@@ -1167,3 +1167,46 @@ func TestARemovedTensorBoardIsDeleted(t *testing.T) {
 		t.Errorf("the TensorBoard Service of a removed tensorboardSpec: got %v, want it deleted", err)
 	}
 }
+
+// TestATensorBoardNameAnotherObjectHoldsIsSaidNotTakenOver: a Deployment the job does not own
+// holds the name of the job's TensorBoard. It is left as it is (not adopted, not rewritten), the
+// job's status.tensorboard says who holds the name, and the job itself does not wait on it.
+func TestATensorBoardNameAnotherObjectHoldsIsSaidNotTakenOver(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	job := testJob(1, batch.RestartPolicyNever)
+	job.Spec.TensorboardSpec = &batch.TensorBoardSpec{Image: "tensorboard",
+		LogDir: &batch.LogDir{PVC: []batch.PVCLogDir{{Name: "logs"}}}}
+	c := newCluster(t, job)
+	ctx, key := context.Background(), client.ObjectKey{Namespace: "ns", Name: render.TensorBoardName("j")}
+	labels := map[string]string{"app": "mine"}
+	foreign := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: key.Name},
+		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: labels},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx"}}},
+		}},
+	}
+	if err := c.server.Create(ctx, foreign); err != nil {
+		t.Fatal(err)
+	}
+	r := newTestReconciler(c, &now)
+	for range 2 { // the first round finds the name taken, the next one's status says so
+		_, _ = r.Reconcile(ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "j"}})
+		now = now.Add(time.Second)
+	}
+	var live appsv1.Deployment
+	if err := c.server.Get(ctx, key, &live); err != nil {
+		t.Fatal(err)
+	}
+	if len(live.OwnerReferences) > 0 || live.Spec.Template.Spec.Containers[0].Image != "nginx" {
+		t.Errorf("the Deployment the job does not own was taken over: owners %v, image %s", live.OwnerReferences, live.Spec.Template.Spec.Containers[0].Image)
+	}
+	got, _ := c.get()
+	tb := got.Status.Tensorboard
+	if tb == nil || tb.Reason != render.ReasonNameConflict || !strings.Contains(tb.Note, "Deployment j-tensorboard exists already") {
+		t.Errorf("status.tensorboard = %+v; want NameConflict naming the Deployment", tb)
+	}
+	if c := meta.FindStatusCondition(got.Status.Conditions, batch.ConditionWaiting); c != nil && c.Reason == render.ReasonNameConflict {
+		t.Errorf("the job waits with %s: %s; the TensorBoard is not what the job waits for", c.Reason, c.Message)
+	}
+}

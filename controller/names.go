@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -95,8 +96,12 @@ func (r *jobReconciler) nameTakenBy(ctx context.Context, job client.Object) (str
 	return render.NameTakenBy(render.JobRefOf(r.kind.gvk.Kind, job), refs), nil
 }
 
-// nameTakenError: an object the job would create exists under another owner.
-type nameTakenError struct{ msg string }
+// nameTakenError: an object the job would create exists under another owner. tensorBoard: the
+// object is the job's TensorBoard, which the job runs without (status.tensorboard says so).
+type nameTakenError struct {
+	msg         string
+	tensorBoard bool
+}
 
 func (e *nameTakenError) Error() string { return e.msg }
 
@@ -126,9 +131,9 @@ func takenError(kind string, live, job client.Object) error {
 	case ref != nil && ref.UID == job.GetUID():
 		return nil
 	case ref != nil:
-		return &nameTakenError{fmt.Sprintf("%s %s exists already and belongs to %s %s, not to this job: a job names its pods <job>-<type>-<index> and its Services <job> (Kubeflow's also like the pods), and that one's names meet this job's; rename this job or that one (or wait, if that %s is going, until it is gone)", kind, live.GetName(), ref.Kind, ref.Name, kind)}
+		return &nameTakenError{msg: fmt.Sprintf("%s %s exists already and belongs to %s %s, not to this job: a job names its pods <job>-<type>-<index>, its Services <job> (Kubeflow's also like the pods) and its TensorBoard <job>-tensorboard, and that one's names meet this job's; rename this job or that one (or wait, if that %s is going, until it is gone)", kind, live.GetName(), ref.Kind, ref.Name, kind)}
 	default:
-		return &nameTakenError{fmt.Sprintf("%s %s exists already and belongs to no job: a job names its pods <job>-<type>-<index> and its Services <job> (Kubeflow's also like the pods); delete that %s or rename this job", kind, live.GetName(), kind)}
+		return &nameTakenError{msg: fmt.Sprintf("%s %s exists already and belongs to no job: a job names its pods <job>-<type>-<index>, its Services <job> (Kubeflow's also like the pods) and its TensorBoard <job>-tensorboard; delete that %s or rename this job", kind, live.GetName(), kind)}
 	}
 }
 
@@ -162,6 +167,8 @@ func kindOf(obj client.Object) string {
 		return "pod"
 	case *corev1.Service:
 		return "Service"
+	case *appsv1.Deployment:
+		return "Deployment"
 	}
 	return fmt.Sprintf("%T", obj)
 }

@@ -32,7 +32,9 @@ type waitingInputs struct {
 	createRefused string
 	gangRefused   string
 	nameTaken     string
-	recheck       bool
+	// tensorBoardTaken: who holds the name of the TensorBoard Deployment.
+	tensorBoardTaken string
+	recheck          bool
 }
 
 func (r *jobReconciler) waitingInputs(ctx context.Context, job client.Object, model *render.Job, out *render.Output, pods []*corev1.Pod, tb *appsv1.Deployment) waitingInputs {
@@ -41,6 +43,7 @@ func (r *jobReconciler) waitingInputs(ctx context.Context, job client.Object, mo
 	w.createRefused = r.memory(job.GetUID()).createRefused
 	w.gangRefused = r.memory(job.GetUID()).gangRefused
 	w.nameTaken = r.memory(job.GetUID()).nameTaken
+	w.tensorBoardTaken = r.memory(job.GetUID()).tensorBoardTaken
 	r.mu.Unlock()
 	if out == nil {
 		return w
@@ -93,16 +96,35 @@ func (r *jobReconciler) rememberCreate(uid types.UID, created []string, err erro
 // its name (nameTakenError), or clears it once a round's writes all went through. Another failure
 // leaves the last answer standing.
 func (r *jobReconciler) rememberNameTaken(uid types.UID, err error) {
-	var taken *nameTakenError
-	msg := ""
-	switch {
-	case errors.As(err, &taken):
-		msg = taken.msg
-	case err != nil:
+	var job, tensorBoard string
+	other := false
+	var walk func(error)
+	walk = func(err error) {
+		if joined, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range joined.Unwrap() {
+				walk(e)
+			}
+			return
+		}
+		var taken *nameTakenError
+		switch {
+		case err == nil:
+		case !errors.As(err, &taken):
+			other = true
+		case taken.tensorBoard:
+			tensorBoard = taken.msg
+		case job == "":
+			job = taken.msg
+		}
+	}
+	walk(err)
+	if other && job == "" && tensorBoard == "" {
 		return
 	}
 	r.mu.Lock()
-	r.memory(uid).nameTaken = msg
+	r.memory(uid).nameTaken = job
+	// A TensorBoard is not what the job waits for: its own status says why it is missing.
+	r.memory(uid).tensorBoardTaken = tensorBoard
 	r.mu.Unlock()
 }
 

@@ -45,6 +45,9 @@ type Input struct {
 	// NameTaken says which object of the job could not be made because another object, not the
 	// job's, holds its name.
 	NameTaken string
+	// TensorBoardTaken says who holds the name of the job's TensorBoard Deployment, which the
+	// job therefore has not.
+	TensorBoardTaken string
 	// GangRefused is the API server's refusal of the job's latest gang object (a Workload or a
 	// PodGroup: no pod is created before it), if it was refused and no apply has succeeded since.
 	GangRefused string
@@ -103,7 +106,7 @@ func Derive(in Input) batch.TrainingJobStatus {
 	}
 	conditions(&st, in.Job, d, now)
 	setWaiting(&st, waitingCause(in, &st), now)
-	st.Tensorboard = tensorBoard(in.Job, in.TensorBoard, in.TensorBoardPods)
+	st.Tensorboard = tensorBoard(in.Job, in.TensorBoard, in.TensorBoardPods, in.TensorBoardTaken)
 	return st
 }
 
@@ -276,12 +279,16 @@ func restartMessage(d *render.Decisions) string {
 }
 
 // tensorBoard reports the TensorBoard Deployment as the job's dependent.
-func tensorBoard(j *render.Job, d *appsv1.Deployment, pods []*corev1.Pod) *batch.DependentStatus {
+func tensorBoard(j *render.Job, d *appsv1.Deployment, pods []*corev1.Pod, taken string) *batch.DependentStatus {
 	if j.TensorBoard == nil {
 		return nil
 	}
 	st := &batch.DependentStatus{Name: "tensorboard", Type: "Normal", Reason: "Creating", Action: "Create"}
 	if d == nil {
+		if taken != "" {
+			// Another object holds its name: it will not be made until that one goes.
+			st.Type, st.Reason, st.Note = corev1.EventTypeWarning, render.ReasonNameConflict, shorten(taken, maxWaitingMessage)
+		}
 		return st
 	}
 	st.Dependent = &corev1.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: d.Namespace, Name: d.Name, UID: d.UID}
