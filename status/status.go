@@ -303,9 +303,23 @@ func tensorBoard(j *render.Job, d *appsv1.Deployment, pods []*corev1.Pod, taken 
 	if !st.Ready {
 		if c := podCause(pods, 1); c != nil {
 			st.Type, st.Reason, st.Note = corev1.EventTypeWarning, c.reason, shorten(c.message, maxWaitingMessage)
+		} else if c := replicaFailure(d); c != nil {
+			// No pod to read: its ReplicaSet could not create one (Pod Security, a quota), in the
+			// API server's words.
+			st.Type, st.Reason, st.Note = corev1.EventTypeWarning, batch.ReasonCreateFailed, shorten(c.Message, maxWaitingMessage)
 		}
 	}
 	return st
+}
+
+// replicaFailure is the Deployment's ReplicaFailure condition when it is True, or nil.
+func replicaFailure(d *appsv1.Deployment) *appsv1.DeploymentCondition {
+	for i := range d.Status.Conditions {
+		if c := &d.Status.Conditions[i]; c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue {
+			return c
+		}
+	}
+	return nil
 }
 
 // Changed reports whether next differs from prev, and whether the difference is urgent: the job

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -347,5 +348,25 @@ func TestAJobThatSucceededBeforeItsPauseIsNotPaused(t *testing.T) {
 	}
 	if c := meta.FindStatusCondition(st.Conditions, batch.ConditionPaused); c != nil {
 		t.Errorf("condition Paused %s/%s on a job that succeeded; want none", c.Status, c.Reason)
+	}
+}
+
+// TestATensorBoardWhosePodCannotBeCreatedSaysWhy: the TensorBoard's ReplicaSet could not create
+// its pod (Pod Security refused it): status.tensorboard says so in the API server's words rather
+// than Progressing.
+func TestATensorBoardWhosePodCannotBeCreatedSaysWhy(t *testing.T) {
+	b := newJob(1)
+	b.job.Spec.TensorboardSpec = &batch.TensorBoardSpec{Image: "tensorboard", TrainingLogFilesets: []batch.FilesetURI{"t9k://pvc/logs/tb"}}
+	j := b.Obj()
+	refused := `pods "j-tensorboard-5d-x" is forbidden: violates PodSecurity "restricted:latest": runAsNonRoot != true`
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "j-tensorboard", Namespace: "ns"}, Status: appsv1.DeploymentStatus{
+		Conditions: []appsv1.DeploymentCondition{
+			{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionFalse, Reason: "MinimumReplicasUnavailable"},
+			{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate", Message: refused},
+		},
+	}}
+	got := tensorBoard(&j, d, nil, "")
+	if got.Ready || got.Type != corev1.EventTypeWarning || got.Reason != batch.ReasonCreateFailed || got.Note != refused {
+		t.Errorf("status.tensorboard = %+v; want Warning CreateFailed with the refusal", *got)
 	}
 }
