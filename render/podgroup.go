@@ -141,7 +141,8 @@ func (r *renderer) applyGang(t *ReplicaType, pod *corev1.Pod) {
 // podGroup renders the PodGroup of the chosen gang scheduler. Every flavour gets minMember, the
 // pod count (elastic: minReplicas), and minResources, the sum of the requests of the pods that make
 // up that minimum (a limit standing in for a missing request, as the API server defaults it), GPUs
-// included. The T9k flavour adds roles, queue and priority; Volcano queue and priorityClassName;
+// included; a Kubeflow job's schedulingPolicy sets minMember (minAvailable: minResources then sums
+// that many pods) and minResources. The T9k flavour adds roles, queue and priority; Volcano queue and priorityClassName;
 // coscheduling scheduleTimeoutSeconds.
 func podGroup(j *Job, gv schema.GroupVersion) *unstructured.Unstructured {
 	g := gangOf(j)
@@ -159,9 +160,11 @@ func podGroup(j *Job, gv schema.GroupVersion) *unstructured.Unstructured {
 	}
 	spec := map[string]any{"minMember": minMember, "minResources": minResources(gangTypes)}
 	if k := j.Kubeflow; k != nil {
-		// runPolicy.schedulingPolicy overrides the computed gang.
+		// runPolicy.schedulingPolicy overrides the computed gang: minAvailable pods, whose
+		// requests make up minResources unless it is given too.
 		if k.MinAvailable != nil {
 			spec["minMember"] = int64(*k.MinAvailable)
+			spec["minResources"] = minResources(firstPods(j.Replicas, *k.MinAvailable))
 		}
 		if k.MinResources != nil {
 			spec["minResources"] = resourceMap(k.MinResources)
@@ -258,6 +261,22 @@ func kubernetesPodGroup(j *Job, gv schema.GroupVersion) *unstructured.Unstructur
 		}}
 	}
 	return gangObject(j, gv, "PodGroup", kubernetesPolicy(j, ref))
+}
+
+// firstPods is types cut to their first n pods in render's order of the types (master or chief
+// first). Note: Kubeflow's operator orders the types by their templates' PriorityClass values,
+// highest first, which render cannot read; among equal ones its order is a map's, unspecified.
+func firstPods(types []ReplicaType, n int32) []ReplicaType {
+	out := make([]ReplicaType, 0, len(types))
+	for _, t := range types {
+		if n <= 0 {
+			break
+		}
+		t.Replicas = min(t.Replicas, n)
+		n -= t.Replicas
+		out = append(out, t)
+	}
+	return out
 }
 
 // minResources sums the resource requests of every container of the given replicas. Init
