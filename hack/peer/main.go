@@ -13,10 +13,11 @@
 //     and a webhook configuration, and listen on every interface. They check a job once, when it
 //     is created; nothing the bench times passes through them.
 //
-// Everything else is the peer's: its reconcilers (SupportedSchemeReconciler), the non-gang
-// scheduling setup, --controller-threads (default 1), --enable-scheme (default: every kind; the
-// bench enables pytorchjob, the kind it plays), its init-container settings and defaults, and
-// the development-mode zap logger.
+// Everything else is the peer's: its reconcilers (SupportedSchemeReconciler), its gang
+// scheduling setup (--gang-scheduler-name: volcano or a scheduler-plugins name; none by default,
+// as the bench plays it; hack/parity compares PodGroups with it), --controller-threads (default
+// 1), --enable-scheme (default: every kind; the bench enables pytorchjob, the kind it plays), its
+// init-container settings and defaults, and the development-mode zap logger.
 package main
 
 import (
@@ -40,6 +41,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	schedulerpluginsv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
+	volcanoclient "volcano.sh/apis/pkg/client/clientset/versioned"
 
 	kubeflowv1 "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
 	"github.com/kubeflow/training-operator/pkg/config"
@@ -57,6 +59,7 @@ func main() {
 func run() error {
 	var (
 		metricsAddr, probeAddr, pprofAddr string
+		gangSchedulerName                 string
 		qps                               float64
 		burst, threads                    int
 		schemes                           controllerv1.EnabledSchemes
@@ -67,6 +70,7 @@ func run() error {
 	flag.Float64Var(&qps, "kube-api-qps", 0, "the client's requests a second (0: controller-runtime's default, 20)")
 	flag.IntVar(&burst, "kube-api-burst", 0, "the client's burst (0: controller-runtime's default, 30)")
 	flag.IntVar(&threads, "controller-threads", 1, "worker threads of each controller (the peer's flag and default)")
+	flag.StringVar(&gangSchedulerName, "gang-scheduler-name", "", "the gang scheduler of every job: volcano, or a scheduler-plugins scheduler's name (the peer's flag; default none)")
 	flag.Var(&schemes, "enable-scheme", "a kind to serve, e.g. pytorchjob; repeat for more (the peer's flag; default every kind)")
 	// The peer's settings of its workers' init container (which waits for the master's name to
 	// resolve), with its defaults: its reconciler reads them from this package-level config.
@@ -131,12 +135,19 @@ func run() error {
 	}); err != nil {
 		return err
 	}
+	// As the peer's command chooses it (its validateCRD, which only logs, left out).
+	gangSetup := common.GenNonGangSchedulerSetupFunc()
+	if strings.EqualFold(gangSchedulerName, string(common.GangSchedulerVolcano)) {
+		gangSetup = common.GenVolcanoSetupFunc(volcanoclient.NewForConfigOrDie(cfg))
+	} else if gangSchedulerName != "" {
+		gangSetup = common.GenSchedulerPluginsSetupFunc(mgr.GetClient(), gangSchedulerName)
+	}
 	for _, kind := range schemes {
 		setup, ok := controllerv1.SupportedSchemeReconciler[kind]
 		if !ok {
 			return fmt.Errorf("--enable-scheme=%s: not a kind the peer serves", strings.ToLower(kind))
 		}
-		if err := setup(mgr, common.GenNonGangSchedulerSetupFunc(), threads); err != nil {
+		if err := setup(mgr, gangSetup, threads); err != nil {
 			return fmt.Errorf("setting up the %s controller: %w", kind, err)
 		}
 	}

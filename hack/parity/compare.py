@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Compares two snapshots normalized by normalize.py (the peer's first, Trainyard's second) and
+prints, per job, what differs: the conditions (type, status, reason, message, in order), the
+replica counts, start/completion times, the pods and Services that exist, each pod's env per
+container, ports, restartPolicy, schedulerName, hostname and subdomain, the PodGroups, and the
+job's events. Labels and annotations are summed up over every object (key: peer -> trainyard,
+with a count), as they differ the same way everywhere.
+
+    hack/parity/compare.py .devcluster/parity/peer.50s.yaml .devcluster/parity/trainyard.50s.yaml
+"""
+import collections, sys, yaml
+
+def load(f):
+    return {k: v for d in yaml.safe_load_all(open(f)) if d for k, v in d.items()}
+
+peer, ty = load(sys.argv[1]), load(sys.argv[2])
+meta = collections.Counter()
+
+def status(x):
+    s = x.get("status") or {}
+    conds = [f'{c["type"]}={c["status"]} {c.get("reason")}: {c.get("message")}' for c in s.get("conditions", [])]
+    reps = {t: {k: v for k, v in r.items() if k in ("active", "succeeded", "failed")}
+            for t, r in (s.get("replicaStatuses") or {}).items()}
+    times = [k for k in ("startTime", "completionTime") if s.get(k)]
+    return conds, reps, times
+
+def keyed(a, b, what, job):
+    """Adds a's and b's differing keys to meta, the job's name in a value written <job>."""
+    for k in sorted(set(a or {}) | set(b or {})):
+        va, vb = (a or {}).get(k), (b or {}).get(k)
+        if va != vb:
+            va, vb = (v.replace(job, "<job>") if isinstance(v, str) else v for v in (va, vb))
+            meta[f"{what} {k}: {va!r} -> {vb!r}"] += 1
+
+for j in sorted(set(peer) | set(ty)):
+    a, b = peer.get(j), ty.get(j)
+    job, out = j.split("/", 1)[1], []
+    if a is None or b is None:
+        print(f"== {j}: only in {'trainyard' if a is None else 'the peer'}")
+        continue
+    for name, va, vb in zip(("conditions", "replicas", "times"), status(a), status(b)):
+        if va != vb:
+            out += [f"  {name}:", f"    peer: {va}", f"    ty:   {vb}"]
+    for kind in ("pods", "services", "podgroups"):
+        if sorted(a.get(kind, {})) != sorted(b.get(kind, {})):
+            out += [f"  {kind}: peer {sorted(a.get(kind, {}))}", f"  {kind}: ty   {sorted(b.get(kind, {}))}"]
+    for n in sorted(set(a["pods"]) & set(b["pods"])):
+        pa, pb = a["pods"][n], b["pods"][n]
+        keyed(pa["labels"], pb["labels"], "pod label", job)
+        keyed(pa["annotations"], pb["annotations"], "pod annotation", job)
+        for k in ("restartPolicy", "schedulerName", "hostname", "subdomain"):
+            if pa[k] != pb[k]:
+                meta[f"pod {k}: {pa[k]!r} -> {pb[k]!r}"] += 1
+        for c in sorted(set(pa["containers"]) | set(pb["containers"])):
+            ca, cb = pa["containers"].get(c), pb["containers"].get(c)
+            if ca is None or cb is None:
+                out.append(f"  {n} {c}: {'only in trainyard' if ca is None else 'only in the peer'}")
+                continue
+            for e in sorted(set(ca["env"]) | set(cb["env"])):
+                if ca["env"].get(e) != cb["env"].get(e):
+                    out.append(f"  {n} {c} env {e}: {ca['env'].get(e)!r} -> {cb['env'].get(e)!r}")
+            if ca["ports"] != cb["ports"]:
+                out.append(f"  {n} {c} ports: {ca['ports']} -> {cb['ports']}")
+    for n in sorted(set(a["services"]) & set(b["services"])):
+        sa, sb = a["services"][n], b["services"][n]
+        keyed(sa["labels"], sb["labels"], "service label", job)
+        keyed(sa["selector"], sb["selector"], "service selector", job)
+        for k in ("clusterIP", "ports", "publishNotReadyAddresses"):
+            if sa[k] != sb[k]:
+                meta[f"service {k}: {sa[k]!r} -> {sb[k]!r}"] += 1
+    for n in sorted(set(a.get("podgroups", {})) & set(b.get("podgroups", {}))):
+        ga, gb = a["podgroups"][n]["spec"], b["podgroups"][n]["spec"]
+        if ga != gb:
+            out.append(f"  podgroup {n}: {ga} -> {gb}")
+    ea = [e for e in a["events"] if not e.startswith("Pod ")]
+    eb = [e for e in b["events"] if not e.startswith("Pod ")]
+    if ea != eb:
+        out += ["  events peer:"] + [f"    {e}" for e in ea] + ["  events ty:"] + [f"    {e}" for e in eb]
+    if out:
+        print(f"== {j}")
+        print("\n".join(out))
+print("== labels, annotations and pod fields, over every object (count)")
+for k, v in sorted(meta.items()):
+    print(f"  {v:4d} {k}")

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Runs hack/parity/cases.yaml (or $CASES) under one operator on the local cluster (make
+# cluster-up) and writes its snapshots, raw (.json), normalized (.yaml, normalize.py) and as
+# kubectl get prints them (.get.txt), to $OUT/<operator>[-$TAG].{8s,50s}.*:
+#   hack/parity/run.sh peer        # Kubeflow's training-operator v1.8.1 (make peer), its own CRDs
+#   hack/parity/run.sh trainyard   # bin/trainyard (make build), make install-kubeflow's CRDs
+#   hack/parity/compare.py $OUT/peer.50s.yaml $OUT/trainyard.50s.yaml
+# Gang: CASES=hack/parity/gang-volcano.yaml PEER_FLAGS=--gang-scheduler-name=volcano (the peer
+# gangs every job it runs; Trainyard the jobs whose templates name the scheduler); TAG names the
+# output files apart.
+# One operator at a time: each run installs its own CRDs (deleting the other's, and so every job),
+# starts the operator, plays the cases (suspend/resume, a deleted pod), snapshots at 8 s and 50 s,
+# stops the operator by its PID and deletes the namespace. Both operators run with the cluster's
+# admin kubeconfig (no RBAC of their own) and no listener (metrics and probes off).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+op=$1 OUT=${OUT:-.devcluster/parity} NS=parity CASES=${CASES:-hack/parity/cases.yaml} tag=$1${TAG:+-$TAG}
+export KUBECONFIG=$PWD/.devcluster/kubeconfig KUBECACHEDIR=$PWD/.devcluster/cache
+k=.devcluster/bin/kubectl
+mkdir -p "$OUT"
+$k delete namespace $NS --ignore-not-found --wait --timeout=120s
+$k delete crd pytorchjobs.kubeflow.org tfjobs.kubeflow.org --ignore-not-found --wait
+# The PodGroup CRDs: Volcano's stand-in of the e2e suite and scheduler-plugins' own (from the
+# peer's module graph).
+sp=$(go -C hack/peer list -m -f '{{.Dir}}' sigs.k8s.io/scheduler-plugins)
+$k apply --server-side -f e2e/testdata/podgroup-crds.yaml -f "$sp/config/crd/bases/scheduling.x-k8s.io_podgroups.yaml" >/dev/null
+case $op in
+peer)
+  d=$(go -C hack/peer list -m -f '{{.Dir}}' github.com/kubeflow/training-operator)
+  $k apply --server-side -f "$d/manifests/base/crds/kubeflow.org_pytorchjobs.yaml" -f "$d/manifests/base/crds/kubeflow.org_tfjobs.yaml"
+  $k wait --for=condition=Established --timeout=60s crd/pytorchjobs.kubeflow.org crd/tfjobs.kubeflow.org
+  cmd=(bin/peer/training-operator.v1 --enable-scheme=pytorchjob --enable-scheme=tfjob --metrics-bind-address=0 --health-probe-bind-address=0 ${PEER_FLAGS:-}) ;;
+trainyard)
+  make --no-print-directory install-kubeflow >/dev/null
+  cmd=(bin/trainyard --kubeconfig "$KUBECONFIG" --metrics-bind-address=0 --health-probe-bind-address=0) ;;
+*) echo "usage: $0 peer|trainyard" >&2; exit 2 ;;
+esac
+$k create namespace $NS --dry-run=client -o yaml | $k apply -f -
+"${cmd[@]}" >"$OUT/$tag.log" 2>&1 &
+pid=$!
+trap 'kill $pid 2>/dev/null || true' EXIT
+sleep 5
+kill -0 $pid || { cat "$OUT/$tag.log" >&2; exit 1; }
+$k -n $NS apply -f "$CASES" >/dev/null
+snap() {
+  {
+    echo '{"jobs":'; $k -n $NS get pytorchjobs,tfjobs -o json | jq .items
+    echo ',"pods":'; $k -n $NS get pods -o json | jq .items
+    echo ',"services":'; $k -n $NS get services -o json | jq .items
+    echo ',"events":'; $k -n $NS get events -o json | jq .items
+    echo ',"podgroups":'; $k -n $NS get podgroups.scheduling.volcano.sh,podgroups.scheduling.x-k8s.io -o json | jq .items
+    echo '}'
+  } >"$OUT/$tag.$1.json"
+  hack/parity/normalize.py "$OUT/$tag.$1.json" >"$OUT/$tag.$1.yaml"
+  { $k -n $NS get pytorchjobs; $k -n $NS get tfjobs; $k -n $NS get pytorchjobs,tfjobs -o wide; } >"$OUT/$tag.$1.get.txt" 2>&1
+}
+sleep 8
+snap 8s
+# The cases' own steps, where the case exists: a pod deleted by someone else, a resume.
+$k -n $NS delete pod pt-delpod-worker-1 --wait=false --ignore-not-found
+$k -n $NS patch pytorchjob pt-suspend --type=merge -p '{"spec":{"runPolicy":{"suspend":false}}}' 2>/dev/null || true
+sleep 42
+snap 50s
+kill $pid; wait $pid || true; trap - EXIT
+$k delete namespace $NS --wait --timeout=120s
+echo "$OUT/$tag.50s.yaml"
