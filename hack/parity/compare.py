@@ -72,6 +72,8 @@ for j in sorted(set(peer) | set(ty)):
         ga, gb = a["podgroups"][n]["spec"], b["podgroups"][n]["spec"]
         if ga != gb:
             out.append(f"  podgroup {n}: {ga} -> {gb}")
+    if a.get("hpas") != b.get("hpas"):
+        out += [f"  hpas peer: {a.get('hpas')}", f"  hpas ty:   {b.get('hpas')}"]
     ea = [e for e in a["events"] if not e.startswith("Pod ")]
     eb = [e for e in b["events"] if not e.startswith("Pod ")]
     if ea != eb:

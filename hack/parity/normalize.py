@@ -67,6 +67,10 @@ for g in snap.get("podgroups", []):
     k = owner(g)
     if k in jobs:
         jobs[k]["podgroups"][g["apiVersion"] + " " + g["metadata"]["name"]] = {"labels": g["metadata"].get("labels"), "annotations": g["metadata"].get("annotations"), "spec": g["spec"]}
+for h in snap.get("hpas", []):
+    k = owner(h)
+    if k in jobs:
+        jobs[k].setdefault("hpas", {})[h["metadata"]["name"]] = {"labels": h["metadata"].get("labels"), "spec": h["spec"]}
 for e in snap["events"]:
     io = e["involvedObject"]
     name = io["name"]

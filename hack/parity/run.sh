@@ -28,7 +28,11 @@ case $op in
 peer)
   d=$(go -C hack/peer list -m -f '{{.Dir}}' github.com/kubeflow/training-operator)
   $k apply --server-side -f "$d/manifests/base/crds/kubeflow.org_pytorchjobs.yaml" -f "$d/manifests/base/crds/kubeflow.org_tfjobs.yaml"
-  $k wait --for=condition=Established --timeout=60s crd/pytorchjobs.kubeflow.org crd/tfjobs.kubeflow.org
+  # A CRD just created has no conditions yet, and kubectl wait fails at once on it.
+  for i in $(seq 120); do
+    $k wait --for=condition=Established --timeout=60s crd/pytorchjobs.kubeflow.org crd/tfjobs.kubeflow.org 2>/dev/null && break
+    [ "$i" -lt 120 ] || exit 1; sleep 0.5
+  done
   cmd=(bin/peer/training-operator.v1 --enable-scheme=pytorchjob --enable-scheme=tfjob --metrics-bind-address=0 --health-probe-bind-address=0 ${PEER_FLAGS:-}) ;;
 trainyard)
   make --no-print-directory install-kubeflow >/dev/null
@@ -48,6 +52,7 @@ snap() {
     echo ',"pods":'; $k -n $NS get pods -o json | jq .items
     echo ',"services":'; $k -n $NS get services -o json | jq .items
     echo ',"events":'; $k -n $NS get events -o json | jq .items
+    echo ',"hpas":'; $k -n $NS get horizontalpodautoscalers -o json | jq .items
     echo ',"podgroups":'; $k -n $NS get podgroups.scheduling.volcano.sh,podgroups.scheduling.x-k8s.io -o json | jq .items
     echo '}'
   } >"$OUT/$tag.$1.json"
@@ -56,10 +61,16 @@ snap() {
 }
 sleep 8
 snap 8s
-# The cases' own steps, where the case exists: a pod deleted by someone else, a resume.
+# The cases' own steps, where the case exists: pods deleted by someone else, suspend, resume.
 $k -n $NS delete pod pt-delpod-worker-1 --wait=false --ignore-not-found
+$k -n $NS delete pod tf-delpod-worker-1 --wait=false --ignore-not-found
 $k -n $NS patch pytorchjob pt-suspend --type=merge -p '{"spec":{"runPolicy":{"suspend":false}}}' 2>/dev/null || true
-sleep 42
+for j in pt-suspend-running pt-suspend-resume; do
+  $k -n $NS patch pytorchjob $j --type=merge -p '{"spec":{"runPolicy":{"suspend":true}}}' 2>/dev/null || true
+done
+sleep 17
+$k -n $NS patch pytorchjob pt-suspend-resume --type=merge -p '{"spec":{"runPolicy":{"suspend":false}}}' 2>/dev/null || true
+sleep 25
 snap 50s
 kill $pid; wait $pid || true; trap - EXIT
 $k delete namespace $NS --wait --timeout=120s
