@@ -3,6 +3,7 @@ package render
 import (
 	"cmp"
 	"fmt"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -50,14 +51,41 @@ func restartVerdict(policy batch.RestartPolicy, p *observedPod) verdict {
 
 // launcherRestarts is how often torchrun's agents may restart their workers: torchrunConfig's
 // maxRestarts, or a Kubeflow elasticPolicy's; 0 without torchrun or when unset (torchrun's default).
+// A --max_restarts (or, torch 2.x, --max-restarts) in torchrunConfig.extraOptions is what torchrun
+// uses: the options follow the rendered flags, and torchrun's parser keeps the last value given.
 func (j *Job) launcherRestarts() int32 {
 	switch {
+	case j.Torchrun != nil && extraMaxRestarts(j.Torchrun.ExtraOptions) != nil:
+		return *extraMaxRestarts(j.Torchrun.ExtraOptions)
 	case j.Torchrun != nil && j.Torchrun.MaxRestarts != nil:
 		return *j.Torchrun.MaxRestarts
 	case j.Kubeflow != nil && j.Kubeflow.Elastic != nil && j.Kubeflow.Elastic.MaxRestarts != nil:
 		return *j.Kubeflow.Elastic.MaxRestarts
 	}
 	return 0
+}
+
+// extraMaxRestarts is the last --max_restarts value of torchrun's extra options, written as
+// --max_restarts=N or --max_restarts N (or dashed), or nil when they have none; a value that is not
+// a number is left to torchrun, which refuses it.
+func extraMaxRestarts(opts []string) *int32 {
+	var out *int32
+	for i, o := range opts {
+		name, value, ok := strings.Cut(o, "=")
+		if name != "--max_restarts" && name != "--max-restarts" {
+			continue
+		}
+		if !ok {
+			if i+1 >= len(opts) {
+				continue
+			}
+			value = opts[i+1]
+		}
+		if n, err := strconv.ParseInt(value, 10, 32); err == nil {
+			out = ptr(int32(n))
+		}
+	}
+	return out
 }
 
 // EnvTorchSharedStoreOff is torch's switch (2.4 and later; earlier releases ignore it) that turns

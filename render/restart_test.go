@@ -169,6 +169,10 @@ func TestRestartScopeOf(t *testing.T) {
 		"a PyTorchJob's elastic Master beside Workers hosts nothing: alone":         {Job{Framework: PyTorch, Kubeflow: &Kubeflow{Elastic: &KubeflowElastic{MaxRestarts: ptr(int32(2))}}, Replicas: types("master", "worker")}, slot{"master", 0}, replica},
 		"a PyTorchJob whose rdzvHost the user chose: Worker-0 alone":                {Job{Framework: PyTorch, Kubeflow: &Kubeflow{Elastic: &KubeflowElastic{MaxRestarts: ptr(int32(2)), RdzvHost: "etcd.example"}}, Replicas: types("worker")}, slot{"worker", 0}, replica},
 		"the user's Replica wins over the store host":                               {Job{Framework: PyTorch, RestartScope: replica, Torchrun: &batch.TorchrunConfig{MaxRestarts: ptr(int32(3))}, Replicas: types("master", "worker")}, slot{"master", 0}, replica},
+		"--max_restarts=2 in extraOptions restarts a worker alone":                  {Job{Framework: PyTorch, Torchrun: &batch.TorchrunConfig{ExtraOptions: []string{"--max_restarts=2"}}, Replicas: types("master", "worker")}, slot{"worker", 1}, replica},
+		"--max-restarts 2, two words, in extraOptions restarts a worker alone":      {Job{Framework: PyTorch, Torchrun: &batch.TorchrunConfig{ExtraOptions: []string{"--max-restarts", "2"}}, Replicas: types("master", "worker")}, slot{"worker", 1}, replica},
+		"--max_restarts=0 in extraOptions wins over maxRestarts: the gang":          {Job{Framework: PyTorch, Torchrun: &batch.TorchrunConfig{MaxRestarts: ptr(int32(3)), ExtraOptions: []string{"--max_restarts=0"}}, Replicas: types("master", "worker")}, slot{"worker", 1}, gang},
+		"the last --max_restarts of extraOptions counts":                            {Job{Framework: PyTorch, Torchrun: &batch.TorchrunConfig{ExtraOptions: []string{"--max_restarts=0", "--max_restarts=4"}}, Replicas: types("master", "worker")}, slot{"worker", 1}, replica},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
