@@ -157,6 +157,7 @@ const (
 	WarnTorchrunCommand = "TorchrunCommandReplaced"
 	WarnTorchrunOff     = "TorchrunNotEnabled"
 	WarnLabelReplaced   = "LabelReplaced"
+	WarnElasticRestarts = "ElasticWithoutRestarts"
 )
 
 // Render computes the desired state of in.Job from the observations in in.
@@ -325,6 +326,13 @@ func (r *renderer) build() {
 	}
 	if r.job.TorchrunUnset {
 		r.warn(WarnTorchrunOff, "spec.torchrunConfig has settings but not enabled: true, so the pods run the template's command, not torchrun, and the settings do nothing; set spec.torchrunConfig.enabled: true to launch with torchrun")
+	}
+	if r.job.elastic() && r.job.launcherRestarts() <= 0 {
+		field := "spec.torchrunConfig.maxRestarts"
+		if r.job.Kubeflow != nil {
+			field = "spec.elasticPolicy.maxRestarts"
+		}
+		r.warn(WarnElasticRestarts, "the job is elastic but "+field+" is unset or 0: once it is scaled down, the remaining pods' torchrun agents have no restart to spare to go on in the smaller world, so they fail (torch 1.x after waiting 300 s) and the job restarts as a gang, counted in backoffCount; set "+field+" (each scale-down uses one restart of every remaining agent)")
 	}
 	r.deadline()
 	r.expire()

@@ -65,6 +65,12 @@ func (j *Job) launcherRestarts() int32 {
 	return 0
 }
 
+// elastic reports whether torchrun's agents run with --nnodes=min:max (elastic, or a Kubeflow
+// elasticPolicy), so that pods may join or leave their rendezvous while they run.
+func (j *Job) elastic() bool {
+	return j.Elastic != nil || j.Kubeflow != nil && j.Kubeflow.Elastic != nil
+}
+
 // extraMaxRestarts is the last --max_restarts value of torchrun's extra options, written as
 // --max_restarts=N or --max_restarts N (or dashed), or nil when they have none; a value that is not
 // a number is left to torchrun, which refuses it.
@@ -93,16 +99,19 @@ func extraMaxRestarts(opts []string) *int32 {
 const EnvTorchSharedStoreOff = "TORCH_DISABLE_SHARE_RDZV_TCP_STORE"
 
 // rejoinableRendezvous lets a replaced replica's torchrun agent join its survivors: where the agents
-// have restarts to spare (the replica alone is restarted), the training container gets
-// TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 unless its template sets the variable.
+// have restarts to spare (the replica alone is restarted), and in every elastic job (a pod added by
+// a scale-up joins the running agents' next round, which needs no restart to spare), the training
+// container gets TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 unless its template sets the variable.
 //
 // Note: with the shared store (torch 2.4 and later by default), an agent learns the store's
 // address from keys that rank 0 writes only in its own first rendezvous round. A replacement joins
 // a later round, waits for those keys until its timeout, and the survivors wait for it in turn:
 // make test-torch saw the job fail on torch 2.6 and 2.14 after such a restart, and recover 26 s
-// after the kill with the shared store off.
+// after the kill with the shared store off. A scaled-up elastic job is the same case: the new pod's
+// agent joins a later round, and on torch 2.6 without the variable the training never ran in the
+// larger world (make test-torch, TestAnElasticJobScalesWhileItTrains).
 func (r *renderer) rejoinableRendezvous(c *corev1.Container) {
-	if r.job.Framework != PyTorch || r.job.launcherRestarts() == 0 {
+	if r.job.Framework != PyTorch || r.job.launcherRestarts() == 0 && !r.job.elastic() {
 		return
 	}
 	for _, e := range c.Env {

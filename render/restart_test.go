@@ -198,6 +198,14 @@ func TestRejoinableRendezvous(t *testing.T) {
 		"torchrun without maxRestarts keeps torch's default": {
 			job: Job{Framework: PyTorch, Torchrun: &batch.TorchrunConfig{}},
 		},
+		"an elastic job without maxRestarts turns it off: a scale-up's pod joins a later round": {
+			job:     Job{Framework: PyTorch, Torchrun: &batch.TorchrunConfig{}, Elastic: &Elastic{Min: 1, Max: 4, Expected: 2}},
+			wantEnv: []corev1.EnvVar{off},
+		},
+		"a PyTorchJob's elasticPolicy without maxRestarts turns it off": {
+			job:     Job{Framework: PyTorch, Kubeflow: &Kubeflow{Elastic: &KubeflowElastic{}}},
+			wantEnv: []corev1.EnvVar{off},
+		},
 		"a PyTorchJob's elasticPolicy with maxRestarts turns it off": {
 			job:     Job{Framework: PyTorch, Kubeflow: &Kubeflow{Elastic: &KubeflowElastic{MaxRestarts: ptr(int32(1))}}},
 			wantEnv: []corev1.EnvVar{off},

@@ -13,14 +13,14 @@ import torch
 import torch.distributed as dist
 
 # --steps N: train for N steps of an all-reduce and a pause each, printing "TRAINYARD_STEP <rank>
-# <step>" after every one, so that a test can fail a replica mid-training.
+# <step> <world size>" after every one, so that a test can fail or scale a replica mid-training.
 steps = int(sys.argv[sys.argv.index("--steps") + 1]) if "--steps" in sys.argv else 0
 
 dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=120))
 rank, world = dist.get_rank(), dist.get_world_size()
 for step in range(steps):
     dist.all_reduce(torch.ones(1))
-    os.write(1, f"TRAINYARD_STEP {rank} {step}\n".encode())
+    os.write(1, f"TRAINYARD_STEP {rank} {step} {world}\n".encode())
     time.sleep(0.25)
 total = torch.tensor([float(rank)])
 dist.all_reduce(total)

@@ -1,0 +1,347 @@
+//go:build torch
+
+package torchtest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	"github.com/trainyard/trainyard/render"
+)
+
+// scaleCase is an elastic job scaled while it trains: from 2 pods to 3, then back to 2.
+type scaleCase struct {
+	file string
+	// edit changes the manifest before it is read (a setting removed, another added).
+	edit func(string) string
+	// afterScaleDown is what follows the scale-down under a runtime.
+	afterScaleDown func(rt runtime) scaleDownOutcome
+}
+
+// scaleDownOutcome is what the scale-down leads to: the pods render deletes and creates again
+// (the survivors' agents ended), each once, and the job's backoffCount at the end; or, with
+// stalls, the survivors' agents neither train nor end for stallWindow.
+type scaleDownOutcome struct {
+	restarted []string
+	backoff   int32
+	stalls    bool
+	why       string
+}
+
+// stallWindow is how long a stalled job is watched: torch 1.x's agents wait out their exit barrier
+// (300 s, not settable from torchrun) before they end.
+const stallWindow = 40 * time.Second
+
+var survivors = []string{"scale-master-0", "scale-worker-0"}
+
+var scaleCases = map[string]scaleCase{
+	"with maxRestarts 3": {
+		file: "ptj-elastic-scale.yaml",
+		afterScaleDown: func(rt runtime) scaleDownOutcome {
+			if rt.leaverClosesRendezvous() {
+				return scaleDownOutcome{restarted: survivors, backoff: 2, why: "the stopped agent closed the rendezvous (pytorch/pytorch#150916): each survivor's agent ended, each pod was replaced alone"}
+			}
+			return scaleDownOutcome{why: "the survivors' agents restarted their workers in a world of 2"}
+		},
+	},
+	"with maxRestarts 3 and restartScope Gang": {
+		file: "ptj-elastic-scale.yaml",
+		edit: func(s string) string {
+			return strings.Replace(s, "  replicaSpecs:\n", "  runPolicy:\n    restartScope: Gang\n  replicaSpecs:\n", 1)
+		},
+		afterScaleDown: func(rt runtime) scaleDownOutcome {
+			if rt.leaverClosesRendezvous() {
+				return scaleDownOutcome{restarted: survivors, backoff: 1, why: "the stopped agent closed the rendezvous: the first survivor to end restarted the gang, counted once"}
+			}
+			return scaleDownOutcome{why: "the survivors' agents restarted their workers in a world of 2"}
+		},
+	},
+	"without maxRestarts": {
+		file: "ptj-elastic-scale.yaml",
+		edit: func(s string) string { return strings.Replace(s, "    maxRestarts: 3\n", "", 1) },
+		afterScaleDown: func(rt runtime) scaleDownOutcome {
+			if strings.HasPrefix(rt.version, "1.") {
+				return scaleDownOutcome{stalls: true, why: "the survivors' workers failed and their agents, with no restart to spare, wait at the exit barrier for the agent that left"}
+			}
+			return scaleDownOutcome{restarted: survivors, backoff: 1, why: "the survivors' agents, with no restart to spare, ended: the gang was restarted"}
+		},
+	},
+}
+
+// TestAnElasticJobScalesWhileItTrains plays `kubectl scale` on an elastic job with real torchrun:
+// the test stands in for the kubelet and the controller as in the restart test, and changes
+// expectedReplicas as the scale subresource does. Scaled up, the new pod's agent must join and the
+// training go on in a world of 3; scaled down, the highest worker is deleted (SIGTERM, as the
+// kubelet stops a deleted pod's container) and the survivors must go on in a world of 2 and
+// finish, with the pods and backoff the case names.
+func TestAnElasticJobScalesWhileItTrains(t *testing.T) {
+	underEachRuntime(t, scaleCases, 200, playScale)
+}
+
+func playScale(t *testing.T, tc scaleCase, rt runtime, workdir string, n int) {
+	data, err := os.ReadFile("testdata/" + tc.file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := string(data)
+	if tc.edit != nil {
+		manifest = tc.edit(manifest)
+	}
+	scaled := func(expected int) render.Job {
+		text := strings.Replace(manifest, "expectedReplicas: 2", "expectedReplicas: "+strconv.Itoa(expected), 1)
+		job, err := render.ReadJob([]byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		job.UID = "5e1f0000-0000-4000-8000-00000000000b"
+		return job
+	}
+	job := scaled(2)
+	out, err := render.Render(render.Input{Job: job, Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	net := newNetwork(t, fmt.Sprintf("trainyard-torch-%d-%d", os.Getpid(), n))
+	for _, pod := range out.Pods {
+		net.addPod(t, pod)
+	}
+	net.writeResolution(t, out)
+	runs := map[string]*podRun{}
+	start := func(pod *corev1.Pod) {
+		r := runs[pod.Name]
+		if r == nil {
+			r = &podRun{}
+			runs[pod.Name] = r
+		}
+		if r.proc != nil {
+			r.ended = append(r.ended, r.proc)
+		}
+		r.pod, r.proc, r.reported = pod, net.start(t, pod, rt, workdir), false
+		r.starts++
+	}
+	for _, pod := range out.Pods {
+		start(pod)
+	}
+	var removed []*process
+	deadline := time.Now().Add(jobTimeout)
+	defer func() {
+		if t.Failed() {
+			for name, r := range runs {
+				for i, p := range append(r.ended, r.proc) {
+					t.Logf("%s, process %d of %d, output:\n%s", name, i+1, r.starts, p.output())
+				}
+			}
+			for _, p := range removed {
+				t.Logf("%s (scaled away) output:\n%s", p.pod, p.output())
+			}
+		}
+	}()
+	began := time.Now()
+	if !waitForWorld(t, runs, 2, 3, deadline) {
+		t.Fatalf("2 pods did not train in a world of 2 within %s", jobTimeout)
+	}
+	t.Logf("2 pods train in a world of 2, %.1f s after the start", time.Since(began).Seconds())
+
+	// Scale up to 3: render creates worker-1, nothing is deleted.
+	job = rescale(t, &job, runs, scaled(3))
+	dec := decide(t, &job, observe(runs))
+	if len(dec.Decisions.Delete) > 0 || !slices.Equal(dec.Decisions.Create, []string{"scale-worker-1"}) {
+		t.Fatalf("scaled to 3: render creates %v and deletes %v, want scale-worker-1 created alone", dec.Decisions.Create, dec.Decisions.Delete)
+	}
+	added := podNamed(t, dec, "scale-worker-1")
+	net.addPod(t, added)
+	net.writeResolution(t, dec)
+	up := time.Now()
+	start(added)
+	if !waitForWorld(t, runs, 3, 3, deadline) {
+		t.Fatalf("scaled to 3: the pods did not train in a world of 3 within %s of the start", jobTimeout)
+	}
+	t.Logf("scaled to 3: every pod trains in a world of 3, %.1f s after worker-1 started", time.Since(up).Seconds())
+
+	// Scale down to 2: render deletes worker-1, the highest index; the kubelet stops it.
+	job = rescale(t, &job, runs, scaled(2))
+	dec = decide(t, &job, observe(runs))
+	var deleted []string
+	for _, d := range dec.Decisions.Delete {
+		deleted = append(deleted, d.Name)
+	}
+	if !slices.Equal(deleted, []string{"scale-worker-1"}) || len(dec.Decisions.Create) > 0 {
+		t.Fatalf("scaled to 2: render deletes %v and creates %v, want scale-worker-1 deleted alone", deleted, dec.Decisions.Create)
+	}
+	down := time.Now()
+	net.terminatePod(t, "scale-worker-1", runs["scale-worker-1"].proc, 30*time.Second)
+	removed = append(removed, runs["scale-worker-1"].proc)
+	t.Logf("scaled to 2: worker-1 stopped %.1f s after its SIGTERM, exit %d", time.Since(down).Seconds(), exitCode(runs["scale-worker-1"].proc))
+	delete(runs, "scale-worker-1")
+	want := tc.afterScaleDown(rt)
+	if want.stalls {
+		steps := map[string]int{}
+		time.Sleep(5 * time.Second)
+		for name, r := range runs {
+			steps[name] = len(r.proc.tagged(t, "TRAINYARD_STEP "))
+		}
+		time.Sleep(stallWindow)
+		for name, r := range runs {
+			select {
+			case <-r.proc.done:
+				t.Fatalf("%s ended %.1f s after the scale-down; want it stalled", name, time.Since(down).Seconds())
+			default:
+			}
+			if n := len(r.proc.tagged(t, "TRAINYARD_STEP ")); n != steps[name] {
+				t.Fatalf("%s trained on after the scale-down (%d step lines, then %d); want it stalled", name, steps[name], n)
+			}
+		}
+		t.Logf("scaled to 2: the survivors stalled %.0f s without training or ending: %s", stallWindow.Seconds(), want.why)
+		return
+	}
+
+	var restarted []string
+	var backoff int32
+	for {
+		observed := observe(runs)
+		dec := decide(t, &job, observed)
+		backoff = dec.Decisions.BackoffCount
+		if p := dec.Decisions.Phase; p == batch.JobSucceeded || p == batch.JobFailed {
+			t.Logf("job %s %.1f s after the scale-down, backoffCount %d", p, time.Since(down).Seconds(), backoff)
+			if p != batch.JobSucceeded {
+				t.Fatalf("the job failed: %s: %s", dec.Decisions.Reason, dec.Decisions.Message)
+			}
+			break
+		}
+		for _, d := range dec.Decisions.Delete {
+			net.killPod(t, d.Name)
+			<-runs[d.Name].proc.done
+			restarted = append(restarted, d.Name)
+			observed = slices.DeleteFunc(observed, func(p *corev1.Pod) bool { return p.Name == d.Name })
+		}
+		if len(dec.Decisions.Delete) > 0 {
+			dec = decide(t, &job, observed)
+			for _, name := range dec.Decisions.Create {
+				start(podNamed(t, dec, name))
+			}
+		}
+		if !waitForAnEnd(runs, deadline) {
+			t.Fatalf("no pod ended within %s of the start and the job did not finish", jobTimeout)
+		}
+	}
+	for name, r := range runs {
+		select {
+		case <-r.proc.done:
+		case <-time.After(time.Until(deadline)):
+			t.Fatalf("%s still runs after the job succeeded", name)
+		}
+	}
+	slices.Sort(restarted)
+	if diff := cmp.Diff(want.restarted, restarted); diff != "" {
+		t.Errorf("pods restarted after the scale-down (-want +got):\n%s", diff)
+	}
+	if backoff != want.backoff {
+		t.Errorf("backoffCount %d, want %d", backoff, want.backoff)
+	}
+	t.Logf("after the scale-down: %s", want.why)
+	var ranks []int
+	for name, r := range runs {
+		if code := exitCode(r.proc); code != 0 {
+			t.Errorf("%s's last process exited %d", name, code)
+			continue
+		}
+		got := r.proc.results(t)
+		if len(got) != 1 {
+			t.Errorf("%s: %d results, want 1", name, len(got))
+			continue
+		}
+		res := got[0]
+		ranks = append(ranks, res.Rank)
+		if res.World != 2 || res.Sum != 1 {
+			t.Errorf("%s: world %d, sum %d; want 2, 1", name, res.World, res.Sum)
+		}
+		t.Logf("%s: rank %d, pod started %d times, training started %d times in the last, TORCHELASTIC_RESTART_COUNT %s", name, res.Rank, r.starts, trainingStarts(t, r.proc), str(res.RestartCount))
+	}
+	slices.Sort(ranks)
+	if diff := cmp.Diff([]int{0, 1}, ranks); diff != "" {
+		t.Errorf("ranks (-want +got):\n%s", diff)
+	}
+}
+
+// leaverClosesRendezvous reports whether the runtime's torchrun agent closes the rendezvous for
+// every agent when it is stopped by a signal, as a scaled-away pod's is: torch 2.4 to 2.7 do
+// (local_elastic_agent.py's _shutdown calls the rendezvous handler's shutdown; pytorch/pytorch#150916,
+// undone by #152525), torch 1.x does not.
+func (r runtime) leaverClosesRendezvous() bool {
+	data, err := os.ReadFile(filepath.Join(r.root, "/usr/lib/python3/dist-packages/torch/distributed/elastic/agent/server/local_elastic_agent.py"))
+	return err == nil && strings.Contains(string(data), "self._rdzv_handler.shutdown()")
+}
+
+// rescale is next, the job with its new expectedReplicas, carrying the status the controller
+// would have written for the pods as they run.
+func rescale(t *testing.T, job *render.Job, runs map[string]*podRun, next render.Job) render.Job {
+	t.Helper()
+	decide(t, job, observe(runs))
+	next.Status = job.Status
+	return next
+}
+
+// waitForWorld waits until every pod's process trains in a world of world, at step step or later,
+// or the deadline.
+func waitForWorld(t *testing.T, runs map[string]*podRun, world, step int, deadline time.Time) bool {
+	t.Helper()
+	for time.Now().Before(deadline) {
+		all := true
+		for _, r := range runs {
+			s, w := lastStepAndWorld(t, r.proc)
+			if w != world || s < step {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return false
+}
+
+// lastStepAndWorld is the last TRAINYARD_STEP line's step and world size, or -1, -1.
+func lastStepAndWorld(t *testing.T, p *process) (int, int) {
+	step, world := -1, -1
+	for _, line := range p.tagged(t, "TRAINYARD_STEP ") {
+		var rank, s, w int
+		if _, err := fmt.Sscanf(line, "%d %d %d", &rank, &s, &w); err == nil {
+			step, world = s, w
+		}
+	}
+	return step, world
+}
+
+// terminatePod stops a deleted pod as the kubelet does: SIGTERM to every process in the pod, then
+// SIGKILL once the grace period has passed.
+func (n *network) terminatePod(t *testing.T, name string, p *process, grace time.Duration) {
+	out, err := exec.Command("ip", "netns", "pids", n.pods[name].netns).Output()
+	if err != nil {
+		t.Fatalf("ip netns pids %s: %v", n.pods[name].netns, err)
+	}
+	for _, field := range strings.Fields(string(out)) {
+		if pid, err := strconv.Atoi(field); err == nil {
+			_ = syscall.Kill(pid, syscall.SIGTERM)
+		}
+	}
+	select {
+	case <-p.done:
+	case <-time.After(grace):
+		n.killPod(t, name)
+		<-p.done
+	}
+}
