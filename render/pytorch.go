@@ -118,6 +118,7 @@ func gpuLimit(c *corev1.Container) int32 {
 func (r *renderer) torchrunCommand(t *ReplicaType, c *corev1.Container) {
 	tr := r.job.Torchrun
 	script := c.Args
+	noPython := false
 	switch {
 	case len(c.Command) == 0:
 	case len(script) == 0 || strings.HasPrefix(path.Base(c.Command[0]), "python") && len(c.Command) > 1:
@@ -127,9 +128,18 @@ func (r *renderer) torchrunCommand(t *ReplicaType, c *corev1.Container) {
 		script = c.Command
 		if strings.HasPrefix(path.Base(script[0]), "python") {
 			script = script[1:]
+		} else {
+			// Note: a command that is no interpreter (sh -c ..., a binary) is run as it is
+			// (--no_python): torchrun would otherwise start `python <command>`, which fails
+			// ("SyntaxError ... in file /bin/sh", torch 1.13).
+			noPython = true
 		}
 		script = append(slices.Clip(script), c.Args...)
-		r.warn(WarnTorchrunCommand, fmt.Sprintf("replica type %s: torchrun replaces the container's command; %q is passed to torchrun as the script (put the script and its arguments in args)", t.Type, strings.Join(script, " ")))
+		as := "as the script (put the script and its arguments in args)"
+		if noPython {
+			as = "to run as it is, without python (--no_python)"
+		}
+		r.warn(WarnTorchrunCommand, fmt.Sprintf("replica type %s: torchrun replaces the container's command; %q is passed to torchrun %s", t.Type, strings.Join(script, " "), as))
 	default:
 		// A command that is no interpreter (an entrypoint) is not a script torchrun could run.
 		r.warn(WarnTorchrunCommand, fmt.Sprintf("replica type %s: torchrun replaces the container's command; %q is dropped and args (%q) are torchrun's script and its arguments", t.Type, strings.Join(c.Command, " "), strings.Join(c.Args, " ")))
@@ -158,6 +168,9 @@ func (r *renderer) torchrunCommand(t *ReplicaType, c *corev1.Container) {
 	}
 	if tr.MaxRestarts != nil {
 		args = append(args, "--max_restarts="+strconv.Itoa(int(*tr.MaxRestarts)))
+	}
+	if noPython {
+		args = append(args, "--no_python")
 	}
 	args = append(args, tr.ExtraOptions...)
 	c.Command = []string{"torchrun"}
