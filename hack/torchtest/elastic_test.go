@@ -276,9 +276,9 @@ func playScale(t *testing.T, tc scaleCase, rt runtime, workdir string, n int) {
 }
 
 // leaverClosesRendezvous reports whether the runtime's torchrun agent closes the rendezvous for
-// every agent when it is stopped by a signal, as a scaled-away pod's is: torch 2.4 to 2.7 do
-// (local_elastic_agent.py's _shutdown calls the rendezvous handler's shutdown; pytorch/pytorch#150916,
-// undone by #152525), torch 1.x does not.
+// every agent when it is stopped by a signal, as a scaled-away pod's is: the torch 2.x releases
+// between pytorch/pytorch#117066 and #152525 do (local_elastic_agent.py's _shutdown calls the
+// rendezvous handler's shutdown; pytorch/pytorch#150916), Debian's 2.6 among them; torch 1.x does not.
 func (r runtime) leaverClosesRendezvous() bool {
 	data, err := os.ReadFile(filepath.Join(r.root, "/usr/lib/python3/dist-packages/torch/distributed/elastic/agent/server/local_elastic_agent.py"))
 	return err == nil && strings.Contains(string(data), "self._rdzv_handler.shutdown()")

@@ -49,16 +49,24 @@ type shape struct {
 	// global ranks are assigned by the rendezvous; without it each pod is one rank, its RANK the
 	// one Trainyard rendered.
 	torchrun bool
+	// cpus: torchrun decides the processes per pod (procPerNode cpu or auto, no CUDA): the
+	// machine's CPU count, os.cpu_count() in Python, which procsPerPod is set to when the case runs.
+	cpus bool
+	// argv, when set, is the script's arguments every process must see.
+	argv []string
 }
 
 var shapes = map[string]shape{
-	"PyTorchTrainingJob plain DDP, master and 2 workers":          {file: "ptj-plain.yaml", procsPerPod: 1},
-	"PyTorchTrainingJob torchrun fixed, procPerNode 2":            {file: "ptj-torchrun.yaml", procsPerPod: 2, torchrun: true},
-	"PyTorchTrainingJob torchrun elastic, min 1 max 4 expected 3": {file: "ptj-elastic.yaml", procsPerPod: 1, torchrun: true},
-	"PyTorchTrainingJob torchrun procPerNode gpu, 2 GPUs a pod":   {file: "ptj-gpu.yaml", procsPerPod: 2, torchrun: true},
-	"PyTorchJob Master and Workers":                               {file: "pj-master-workers.yaml", procsPerPod: 1},
-	"PyTorchJob elasticPolicy through PET_ variables":             {file: "pj-elastic.yaml", procsPerPod: 1, torchrun: true},
-	"PyTorchJob Workers only":                                     {file: "pj-workers-only.yaml", procsPerPod: 1},
+	"PyTorchTrainingJob plain DDP, master and 2 workers":                    {file: "ptj-plain.yaml", procsPerPod: 1},
+	"PyTorchTrainingJob torchrun fixed, procPerNode 2":                      {file: "ptj-torchrun.yaml", procsPerPod: 2, torchrun: true},
+	"PyTorchTrainingJob torchrun elastic, min 1 max 4 expected 3":           {file: "ptj-elastic.yaml", procsPerPod: 1, torchrun: true},
+	"PyTorchTrainingJob torchrun procPerNode gpu, 2 GPUs a pod":             {file: "ptj-gpu.yaml", procsPerPod: 2, torchrun: true},
+	"PyTorchJob Master and Workers":                                         {file: "pj-master-workers.yaml", procsPerPod: 1},
+	"PyTorchJob elasticPolicy through PET_ variables":                       {file: "pj-elastic.yaml", procsPerPod: 1, torchrun: true},
+	"PyTorchJob Workers only":                                               {file: "pj-workers-only.yaml", procsPerPod: 1},
+	"PyTorchTrainingJob torchrun procPerNode cpu, command python3 train.py": {file: "ptj-cpu.yaml", torchrun: true, cpus: true, argv: []string{"--fast"}},
+	"PyTorchTrainingJob torchrun procPerNode auto, extraOptions":            {file: "ptj-auto.yaml", torchrun: true, cpus: true},
+	"PyTorchTrainingJob torchrun, command sh -c without args":               {file: "ptj-shell.yaml", procsPerPod: 2, torchrun: true},
 }
 
 // result is what one training process printed.
@@ -74,6 +82,8 @@ type result struct {
 	// RestartCount is torchrun's TORCHELASTIC_RESTART_COUNT: how often the agent restarted its
 	// workers.
 	RestartCount *string `json:"restart_count"`
+	// Argv is the script's arguments.
+	Argv []string `json:"argv"`
 }
 
 func TestRealPyTorchJoins(t *testing.T) {
@@ -125,6 +135,12 @@ func setUp(t *testing.T) ([]runtime, string) {
 
 func runShape(t *testing.T, s shape, rt runtime, workdir string, n int) {
 	out := renderJob(t, s.file)
+	if s.cpus {
+		s.procsPerPod = cpuCount(t, rt)
+		if w := envOf(out.Pods[0])["WORLD_SIZE"]; w != "" {
+			t.Errorf("WORLD_SIZE=%s rendered where torchrun decides the processes per pod", w)
+		}
+	}
 	net := newNetwork(t, fmt.Sprintf("trainyard-torch-%d-%d", os.Getpid(), n))
 	for _, pod := range out.Pods {
 		net.addPod(t, pod)
@@ -177,6 +193,9 @@ func runShape(t *testing.T, s shape, rt runtime, workdir string, n int) {
 		}
 		if r.EnvRank == nil || *r.EnvRank != strconv.Itoa(r.Rank) {
 			t.Errorf("rank %d on %s: RANK=%v, want the process group's rank", r.Rank, r.Hostname, str(r.EnvRank))
+		}
+		if s.argv != nil && !slices.Equal(r.Argv, s.argv) {
+			t.Errorf("rank %d on %s: the script's arguments %q, want %q", r.Rank, r.Hostname, r.Argv, s.argv)
 		}
 		if r.EnvWorldSize == nil || *r.EnvWorldSize != strconv.Itoa(world) {
 			t.Errorf("rank %d on %s: WORLD_SIZE=%v, want %d", r.Rank, r.Hostname, str(r.EnvWorldSize), world)
@@ -344,4 +363,22 @@ func (p *process) tagged(t *testing.T, tag string) []string {
 		}
 	}
 	return out
+}
+
+// cpuCount is os.cpu_count() in the runtime: what torchrun's --nproc_per_node=cpu (and auto, without
+// CUDA) starts a pod.
+func cpuCount(t *testing.T, rt runtime) int {
+	t.Helper()
+	cmd := exec.Command("unshare", append([]string{"--mount", "--propagation", "private", "--"}, rt.wrap(os.TempDir(), []string{python, "-c", "import os; print(os.cpu_count())"})...)...)
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("os.cpu_count() in the runtime: %v: %s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	n, err := strconv.Atoi(lines[len(lines)-1])
+	if err != nil {
+		t.Fatalf("os.cpu_count() in the runtime: %q", out)
+	}
+	return n
 }

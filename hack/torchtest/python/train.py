@@ -34,6 +34,7 @@ result = {
     "env_group_rank": os.environ.get("GROUP_RANK"),
     "sum": int(total.item()),
     "restart_count": os.environ.get("TORCHELASTIC_RESTART_COUNT"),
+    "argv": sys.argv[1:],
 }
 # One write of the whole line: torchrun's workers share the pod's stdout, and a print's text and
 # its newline can be two writes that another worker's line lands between.
