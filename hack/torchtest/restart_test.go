@@ -21,12 +21,14 @@ import (
 	"github.com/trainyard/trainyard/render"
 )
 
-// restartVictim is the replica whose container dies mid-training.
+// restartVictim is the replica whose container dies mid-training, unless a case names another.
 const restartVictim = "restart-worker-1"
 
 // restartCase is a torchrun job and what render must restart when its worker-1 dies.
 type restartCase struct {
 	file string
+	// victim is the pod killed, restartVictim when empty.
+	victim string
 	// restarted are the pods render deletes and creates again, each once.
 	restarted []string
 	// survivorsRestartWorkers: the pods not restarted see their torchrun agents restart their
@@ -42,6 +44,9 @@ type restartCase struct {
 var restartCases = map[string]restartCase{
 	"with maxRestarts 3, worker-1 alone: the survivors' agents take the new one in": {
 		file: "ptj-torchrun-restart.yaml", restarted: []string{restartVictim}, survivorsRestartWorkers: true,
+	},
+	"with maxRestarts 3, the master killed: it hosts the rendezvous store, the gang, counted once": {
+		file: "ptj-torchrun-restart.yaml", victim: "restart-master-0", restarted: []string{"restart-master-0", "restart-worker-0", restartVictim},
 	},
 	"without maxRestarts, the gang, counted once: the survivors' agents may not restart": {
 		file: "ptj-torchrun-restart-gang.yaml", restarted: []string{"restart-master-0", "restart-worker-0", restartVictim},
@@ -108,9 +113,13 @@ func playRestart(t *testing.T, tc restartCase, rt runtime, workdir string, n int
 		t.Fatalf("training did not reach step 3 on every pod within %s", jobTimeout)
 	}
 	began := time.Now()
-	net.killPod(t, restartVictim)
-	<-runs[restartVictim].proc.done
-	t.Logf("%s killed at step 3 or later", restartVictim)
+	victim := tc.victim
+	if victim == "" {
+		victim = restartVictim
+	}
+	net.killPod(t, victim)
+	<-runs[victim].proc.done
+	t.Logf("%s killed at step 3 or later", victim)
 
 	var restarted []string
 	var backoff int32
