@@ -12,6 +12,8 @@
 # starts the operator, plays the cases (suspend/resume, a deleted pod), snapshots at 8 s and 50 s,
 # stops the operator by its PID and deletes the namespace. Both operators run with the cluster's
 # admin kubeconfig (no RBAC of their own) and no listener (metrics and probes off).
+# Needs, beside the project's pinned tools: jq, and Python 3 with PyYAML (Debian: jq, python3-yaml).
+# A developer's check: make test does not run it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 op=$1 OUT=${OUT:-.devcluster/parity} NS=parity CASES=${CASES:-hack/parity/cases.yaml} tag=$1${TAG:+-$TAG}
