@@ -15,9 +15,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
 
-	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 	"github.com/trainyard/trainyard/render"
 )
 
@@ -121,36 +119,12 @@ func playScale(t *testing.T, tc scaleCase, rt runtime, workdir string, n int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	net := newNetwork(t, fmt.Sprintf("trainyard-torch-%d-%d", os.Getpid(), n))
-	for _, pod := range out.Pods {
-		net.addPod(t, pod)
-	}
-	net.writeResolution(t, out)
-	runs := map[string]*podRun{}
-	start := func(pod *corev1.Pod) {
-		r := runs[pod.Name]
-		if r == nil {
-			r = &podRun{}
-			runs[pod.Name] = r
-		}
-		if r.proc != nil {
-			r.ended = append(r.ended, r.proc)
-		}
-		r.pod, r.proc, r.reported = pod, net.start(t, pod, rt, workdir), false
-		r.starts++
-	}
-	for _, pod := range out.Pods {
-		start(pod)
-	}
+	net, runs, start := launch(t, out, rt, workdir, n)
 	var removed []*process
 	deadline := time.Now().Add(jobTimeout)
 	defer func() {
+		logRunsOnFailure(t, runs)
 		if t.Failed() {
-			for name, r := range runs {
-				for i, p := range append(r.ended, r.proc) {
-					t.Logf("%s, process %d of %d, output:\n%s", name, i+1, r.starts, p.output())
-				}
-			}
 			for _, p := range removed {
 				t.Logf("%s (scaled away) output:\n%s", p.pod, p.output())
 			}
@@ -215,35 +189,7 @@ func playScale(t *testing.T, tc scaleCase, rt runtime, workdir string, n int) {
 		return
 	}
 
-	var restarted []string
-	var backoff int32
-	for {
-		observed := observe(runs)
-		dec := decide(t, &job, observed)
-		backoff = dec.Decisions.BackoffCount
-		if p := dec.Decisions.Phase; p == batch.JobSucceeded || p == batch.JobFailed {
-			t.Logf("job %s %.1f s after the scale-down, backoffCount %d", p, time.Since(down).Seconds(), backoff)
-			if p != batch.JobSucceeded {
-				t.Fatalf("the job failed: %s: %s", dec.Decisions.Reason, dec.Decisions.Message)
-			}
-			break
-		}
-		for _, d := range dec.Decisions.Delete {
-			net.killPod(t, d.Name)
-			<-runs[d.Name].proc.done
-			restarted = append(restarted, d.Name)
-			observed = slices.DeleteFunc(observed, func(p *corev1.Pod) bool { return p.Name == d.Name })
-		}
-		if len(dec.Decisions.Delete) > 0 {
-			dec = decide(t, &job, observed)
-			for _, name := range dec.Decisions.Create {
-				start(podNamed(t, dec, name))
-			}
-		}
-		if !waitForAnEnd(runs, deadline) {
-			t.Fatalf("no pod ended within %s of the start and the job did not finish", jobTimeout)
-		}
-	}
+	restarted, backoff := playController(t, &job, runs, net, start, down, "the scale-down", deadline, nil)
 	for name, r := range runs {
 		select {
 		case <-r.proc.done:
@@ -262,28 +208,10 @@ func playScale(t *testing.T, tc scaleCase, rt runtime, workdir string, n int) {
 		t.Errorf("backoffCount %d, want %d", backoff, want.backoff)
 	}
 	t.Logf("after the scale-down: %s", want.why)
-	var ranks []int
-	for name, r := range runs {
-		if code := exitCode(r.proc); code != 0 {
-			t.Errorf("%s's last process exited %d", name, code)
-			continue
-		}
-		got := r.proc.results(t)
-		if len(got) != 1 {
-			t.Errorf("%s: %d results, want 1", name, len(got))
-			continue
-		}
-		res := got[0]
-		ranks = append(ranks, res.Rank)
-		if res.World != 2 || res.Sum != 1 {
-			t.Errorf("%s: world %d, sum %d; want 2, 1", name, res.World, res.Sum)
-		}
-		t.Logf("%s: rank %d, pod started %d times, training started %d times in the last, TORCHELASTIC_RESTART_COUNT %s", name, res.Rank, r.starts, trainingStarts(t, r.proc), str(res.RestartCount))
+	if len(runs) != 2 {
+		t.Errorf("%d pods after the scale-down, want 2", len(runs))
 	}
-	slices.Sort(ranks)
-	if diff := cmp.Diff([]int{0, 1}, ranks); diff != "" {
-		t.Errorf("ranks (-want +got):\n%s", diff)
-	}
+	checkTheWorldFinished(t, runs, nil)
 }
 
 // leaverClosesRendezvous reports whether the runtime's torchrun agent closes the rendezvous for
@@ -308,21 +236,10 @@ func rescale(t *testing.T, job *render.Job, runs map[string]*podRun, next render
 // or the deadline.
 func waitForWorld(t *testing.T, runs map[string]*podRun, world, step int, deadline time.Time) bool {
 	t.Helper()
-	for time.Now().Before(deadline) {
-		all := true
-		for _, r := range runs {
-			s, w := lastStepAndWorld(t, r.proc)
-			if w != world || s < step {
-				all = false
-				break
-			}
-		}
-		if all {
-			return true
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return false
+	return waitForEvery(runs, deadline, func(p *process) bool {
+		s, w := lastStepAndWorld(t, p)
+		return w == world && s >= step
+	})
 }
 
 // lastStepAndWorld is the last TRAINYARD_STEP line's step and world size, or -1, -1.

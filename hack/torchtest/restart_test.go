@@ -77,6 +77,97 @@ type podRun struct {
 func playRestart(t *testing.T, tc restartCase, rt runtime, workdir string, n int) {
 	job := readJob(t, tc.file)
 	out := renderJob(t, tc.file)
+	net, runs, start := launch(t, out, rt, workdir, n)
+	deadline := time.Now().Add(jobTimeout)
+	defer logRunsOnFailure(t, runs)
+
+	if !waitForSteps(t, runs, 3, deadline) {
+		t.Fatalf("training did not reach step 3 on every pod within %s", jobTimeout)
+	}
+	began := time.Now()
+	victim := tc.victim
+	if victim == "" {
+		victim = restartVictim
+	}
+	net.killPod(t, victim)
+	<-runs[victim].proc.done
+	t.Logf("%s killed at step 3 or later", victim)
+
+	restarted, backoff := playController(t, &job, runs, net, start, began, "the kill", deadline, func(dec *render.Output) {
+		var deleted []string
+		for _, d := range dec.Decisions.Delete {
+			deleted = append(deleted, d.Name)
+		}
+		slices.Sort(deleted)
+		if diff := cmp.Diff(tc.restarted, deleted); diff != "" {
+			t.Fatalf("render's answer to the killed worker: delete (-want +got):\n%s", diff)
+		}
+	})
+	// The master has succeeded; the workers end beside it (their last step is the same barrier).
+	for name, r := range runs {
+		select {
+		case <-r.proc.done:
+		case <-time.After(time.Until(deadline)):
+			t.Fatalf("%s still runs after the job succeeded", name)
+		}
+	}
+
+	slices.Sort(restarted)
+	if diff := cmp.Diff(tc.restarted, restarted); diff != "" {
+		t.Errorf("pods restarted (-want +got):\n%s", diff)
+	}
+	if backoff != 1 {
+		t.Errorf("backoffCount %d after one failure, want 1", backoff)
+	}
+	checkTheWorldFinished(t, runs, func(name string, trainings int) {
+		if tc.survivorsRestartWorkers && !slices.Contains(tc.restarted, name) && trainings < 2 {
+			t.Errorf("%s: its training started %d times in its pod: its agent did not restart its workers for the new member", name, trainings)
+		}
+	})
+}
+
+// checkTheWorldFinished checks that every pod's last process exited 0 with one result, all in
+// one world of the pods, ranks 0 to n-1, and logs each; perPod, when set, checks more of each pod
+// from how many times its training started in its last process.
+func checkTheWorldFinished(t *testing.T, runs map[string]*podRun, perPod func(name string, trainings int)) {
+	t.Helper()
+	n := len(runs)
+	var ranks []int
+	for name, r := range runs {
+		if code := exitCode(r.proc); code != 0 {
+			t.Errorf("%s's last process exited %d", name, code)
+			continue
+		}
+		got := r.proc.results(t)
+		if len(got) != 1 {
+			t.Errorf("%s: %d results, want 1", name, len(got))
+			continue
+		}
+		res := got[0]
+		ranks = append(ranks, res.Rank)
+		if res.World != n || res.Sum != n*(n-1)/2 {
+			t.Errorf("%s: world %d, sum %d; want %d, %d", name, res.World, res.Sum, n, n*(n-1)/2)
+		}
+		trainings := trainingStarts(t, r.proc)
+		if perPod != nil {
+			perPod(name, trainings)
+		}
+		t.Logf("%s: rank %d, pod started %d times, training started %d times in the last, TORCHELASTIC_RESTART_COUNT %s", name, res.Rank, r.starts, trainings, str(res.RestartCount))
+	}
+	slices.Sort(ranks)
+	want := make([]int, n)
+	for i := range want {
+		want[i] = i
+	}
+	if diff := cmp.Diff(want, ranks); diff != "" {
+		t.Errorf("ranks (-want +got):\n%s", diff)
+	}
+}
+
+// launch gives every pod of out its network namespace and name resolution, and starts them as
+// the kubelet would; start starts a pod again (or a new one) under its name.
+func launch(t *testing.T, out *render.Output, rt runtime, workdir string, n int) (*network, map[string]*podRun, func(*corev1.Pod)) {
+	t.Helper()
 	net := newNetwork(t, fmt.Sprintf("trainyard-torch-%d-%d", os.Getpid(), n))
 	for _, pod := range out.Pods {
 		net.addPod(t, pod)
@@ -98,53 +189,43 @@ func playRestart(t *testing.T, tc restartCase, rt runtime, workdir string, n int
 	for _, pod := range out.Pods {
 		start(pod)
 	}
-	deadline := time.Now().Add(jobTimeout)
-	defer func() {
-		if t.Failed() {
-			for name, r := range runs {
-				for i, p := range append(r.ended, r.proc) {
-					t.Logf("%s, process %d of %d, output:\n%s", name, i+1, r.starts, p.output())
-				}
-			}
+	return net, runs, start
+}
+
+// logRunsOnFailure logs every process of every pod when the test failed.
+func logRunsOnFailure(t *testing.T, runs map[string]*podRun) {
+	if !t.Failed() {
+		return
+	}
+	for name, r := range runs {
+		for i, p := range append(r.ended, r.proc) {
+			t.Logf("%s, process %d of %d, output:\n%s", name, i+1, r.starts, p.output())
 		}
-	}()
-
-	if !waitForSteps(t, runs, 3, deadline) {
-		t.Fatalf("training did not reach step 3 on every pod within %s", jobTimeout)
 	}
-	began := time.Now()
-	victim := tc.victim
-	if victim == "" {
-		victim = restartVictim
-	}
-	net.killPod(t, victim)
-	<-runs[victim].proc.done
-	t.Logf("%s killed at step 3 or later", victim)
+}
 
-	var restarted []string
-	var backoff int32
-	first := true
+// playController stands in for the controller until render says the job finished: it reports
+// every pod's end to render, carries out its deletions (the kubelet stopping each pod) and
+// creations, and waits for the next end. first, when set, sees render's first answer. It
+// returns the pods deleted, in order, and the job's last backoffCount; since and what word its
+// log line ("job Succeeded 18.2 s after the kill").
+func playController(t *testing.T, job *render.Job, runs map[string]*podRun, net *network, start func(*corev1.Pod),
+	since time.Time, what string, deadline time.Time, first func(*render.Output)) (restarted []string, backoff int32) {
+	t.Helper()
 	for {
 		observed := observe(runs)
-		dec := decide(t, &job, observed)
-		if first {
-			first = false
-			var deleted []string
-			for _, d := range dec.Decisions.Delete {
-				deleted = append(deleted, d.Name)
-			}
-			slices.Sort(deleted)
-			if diff := cmp.Diff(tc.restarted, deleted); diff != "" {
-				t.Fatalf("render's answer to the killed worker: delete (-want +got):\n%s", diff)
-			}
+		dec := decide(t, job, observed)
+		if first != nil {
+			first(dec)
+			first = nil
 		}
 		backoff = dec.Decisions.BackoffCount
 		if p := dec.Decisions.Phase; p == batch.JobSucceeded || p == batch.JobFailed {
-			t.Logf("job %s %.1f s after the kill, backoffCount %d", p, time.Since(began).Seconds(), backoff)
+			t.Logf("job %s %.1f s after %s, backoffCount %d", p, time.Since(since).Seconds(), what, backoff)
 			if p != batch.JobSucceeded {
 				t.Fatalf("the job failed: %s: %s", dec.Decisions.Reason, dec.Decisions.Message)
 			}
-			break
+			return restarted, backoff
 		}
 		for _, d := range dec.Decisions.Delete {
 			net.killPod(t, d.Name)
@@ -153,7 +234,7 @@ func playRestart(t *testing.T, tc restartCase, rt runtime, workdir string, n int
 			observed = slices.DeleteFunc(observed, func(p *corev1.Pod) bool { return p.Name == d.Name })
 		}
 		if len(dec.Decisions.Delete) > 0 {
-			dec = decide(t, &job, observed)
+			dec = decide(t, job, observed)
 			for _, name := range dec.Decisions.Create {
 				start(podNamed(t, dec, name))
 			}
@@ -161,48 +242,6 @@ func playRestart(t *testing.T, tc restartCase, rt runtime, workdir string, n int
 		if !waitForAnEnd(runs, deadline) {
 			t.Fatalf("no pod ended within %s of the start and the job did not finish", jobTimeout)
 		}
-	}
-	// The master has succeeded; the workers end beside it (their last step is the same barrier).
-	for name, r := range runs {
-		select {
-		case <-r.proc.done:
-		case <-time.After(time.Until(deadline)):
-			t.Fatalf("%s still runs after the job succeeded", name)
-		}
-	}
-
-	slices.Sort(restarted)
-	if diff := cmp.Diff(tc.restarted, restarted); diff != "" {
-		t.Errorf("pods restarted (-want +got):\n%s", diff)
-	}
-	if backoff != 1 {
-		t.Errorf("backoffCount %d after one failure, want 1", backoff)
-	}
-	var ranks []int
-	for name, r := range runs {
-		if code := exitCode(r.proc); code != 0 {
-			t.Errorf("%s's last process exited %d", name, code)
-			continue
-		}
-		got := r.proc.results(t)
-		if len(got) != 1 {
-			t.Errorf("%s: %d results, want 1", name, len(got))
-			continue
-		}
-		res := got[0]
-		ranks = append(ranks, res.Rank)
-		if res.World != len(runs) || res.Sum != len(runs)*(len(runs)-1)/2 {
-			t.Errorf("%s: world %d, sum %d; want %d, %d", name, res.World, res.Sum, len(runs), len(runs)*(len(runs)-1)/2)
-		}
-		trainings := trainingStarts(t, r.proc)
-		if tc.survivorsRestartWorkers && !slices.Contains(tc.restarted, name) && trainings < 2 {
-			t.Errorf("%s: its training started %d times in its pod: its agent did not restart its workers for the new member", name, trainings)
-		}
-		t.Logf("%s: rank %d, pod started %d times, training started %d times in the last, TORCHELASTIC_RESTART_COUNT %s", name, res.Rank, r.starts, trainings, str(res.RestartCount))
-	}
-	slices.Sort(ranks)
-	if diff := cmp.Diff([]int{0, 1, 2}, ranks); diff != "" {
-		t.Errorf("ranks (-want +got):\n%s", diff)
 	}
 }
 
@@ -280,10 +319,15 @@ func waitForAnEnd(runs map[string]*podRun, deadline time.Time) bool {
 // waitForSteps waits until every pod's process has printed training step step, or the deadline.
 func waitForSteps(t *testing.T, runs map[string]*podRun, step int, deadline time.Time) bool {
 	t.Helper()
+	return waitForEvery(runs, deadline, func(p *process) bool { return lastStep(t, p) >= step })
+}
+
+// waitForEvery waits until ok holds for every pod's current process, or the deadline.
+func waitForEvery(runs map[string]*podRun, deadline time.Time, ok func(*process) bool) bool {
 	for time.Now().Before(deadline) {
 		all := true
 		for _, r := range runs {
-			if lastStep(t, r.proc) < step {
+			if !ok(r.proc) {
 				all = false
 				break
 			}
