@@ -56,20 +56,8 @@ func (s *eventSink) seen() (created []string, patched int) {
 // event must be an event of its own, not a repeat counted on the first (which keeps the first
 // pod's name and backoffCount).
 func TestRestartEventsOfOneJobVersionAreKept(t *testing.T) {
-	sink := &eventSink{}
-	b := events.NewBroadcaster(sink)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if err := b.StartRecordingToSinkWithContext(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer b.Shutdown()
-	rec := b.NewRecorder(Scheme(), "trainyard")
-
-	job := &batch.PyTorchTrainingJob{
-		TypeMeta:   metav1.TypeMeta{APIVersion: batch.GroupVersion.String(), Kind: "PyTorchTrainingJob"},
-		ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "default", UID: "job-uid", ResourceVersion: "7"},
-	}
+	sink, rec := recordingSink(t)
+	job := jobAtVersion7()
 	round := func(pod string, uid string, backoff int32) (*render.Output, []status.Event) {
 		out := &render.Output{}
 		out.Decisions.BackoffCount = backoff
@@ -85,18 +73,7 @@ func TestRestartEventsOfOneJobVersionAreKept(t *testing.T) {
 	out2, ev2 := round("j-extra-0", "1", 2)
 	recordEvents(rec, job, out2, nil, ev2)
 
-	want := []string{"j-worker-0 exited with code 1; restarting it", "j-extra-0 exited with code 1; restarting it"}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		created, patched := sink.seen()
-		if slices.Equal(created, want) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("events created %q (and %d repeats counted on an earlier one), want %q", created, patched, want)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	sink.waitCreated(t, "j-worker-0 exited with code 1; restarting it", "j-extra-0 exited with code 1; restarting it")
 }
 
 func ptrTo[T any](v T) *T { return &v }
@@ -114,34 +91,52 @@ func waitFor(t *testing.T, ok func() bool) {
 // create a pod each (two replicas restarted alone) record two PodsCreated events, each naming its
 // pod.
 func TestPodsCreatedEventsOfOneJobVersionAreKept(t *testing.T) {
-	sink := &eventSink{}
-	b := events.NewBroadcaster(sink)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if err := b.StartRecordingToSinkWithContext(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer b.Shutdown()
-	rec := b.NewRecorder(Scheme(), "trainyard")
-	job := &batch.PyTorchTrainingJob{
-		TypeMeta:   metav1.TypeMeta{APIVersion: batch.GroupVersion.String(), Kind: "PyTorchTrainingJob"},
-		ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "default", UID: "job-uid", ResourceVersion: "7"},
-	}
+	sink, rec := recordingSink(t)
+	job := jobAtVersion7()
 	created := func(pod string) []status.Event {
 		return []status.Event{{Type: corev1.EventTypeNormal, Reason: status.EventPodsCreated, Message: "created 1 pod: " + pod}}
 	}
 	recordEvents(rec, job, &render.Output{}, []string{"j-worker-0"}, created("j-worker-0"))
 	waitFor(t, func() bool { c, _ := sink.seen(); return len(c) == 1 })
 	recordEvents(rec, job, &render.Output{}, []string{"j-extra-0"}, created("j-extra-0"))
-	want := []string{"created 1 pod: j-worker-0", "created 1 pod: j-extra-0"}
+	sink.waitCreated(t, "created 1 pod: j-worker-0", "created 1 pod: j-extra-0")
+}
+
+// recordingSink is client-go's events broadcaster, as the operator records through it, writing to
+// a sink the test reads; it stops with the test.
+func recordingSink(t *testing.T) (*eventSink, events.EventRecorder) {
+	t.Helper()
+	sink := &eventSink{}
+	b := events.NewBroadcaster(sink)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if err := b.StartRecordingToSinkWithContext(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Shutdown)
+	return sink, b.NewRecorder(Scheme(), "trainyard")
+}
+
+// jobAtVersion7 is a job read at one resourceVersion, as every round of the tests reads it.
+func jobAtVersion7() *batch.PyTorchTrainingJob {
+	return &batch.PyTorchTrainingJob{
+		TypeMeta:   metav1.TypeMeta{APIVersion: batch.GroupVersion.String(), Kind: "PyTorchTrainingJob"},
+		ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "default", UID: "job-uid", ResourceVersion: "7"},
+	}
+}
+
+// waitCreated waits until the sink has created exactly the events of these messages, in order,
+// failing the test after 5 s.
+func (s *eventSink) waitCreated(t *testing.T, want ...string) {
+	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		got, patched := sink.seen()
-		if slices.Equal(got, want) {
+		created, patched := s.seen()
+		if slices.Equal(created, want) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("events created %q (and %d repeats counted on an earlier one), want %q", got, patched, want)
+			t.Fatalf("events created %q (and %d repeats counted on an earlier one), want %q", created, patched, want)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

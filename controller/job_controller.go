@@ -552,18 +552,26 @@ func (r *jobReconciler) applyDependents(ctx context.Context, job client.Object, 
 // job is deleted. Objects of that name the job does not own are left alone.
 func (r *jobReconciler) deleteTensorBoard(ctx context.Context, job client.Object) error {
 	name := render.TensorBoardName(job.GetName())
-	var live appsv1.Deployment
-	err := r.client.Get(ctx, types.NamespacedName{Namespace: job.GetNamespace(), Name: name}, &live)
-	switch {
-	case apierrors.IsNotFound(err):
-	case err != nil:
+	if err := r.deleteOwned(ctx, r.client, job, name, &appsv1.Deployment{}); err != nil {
 		return err
-	case ownedBy(&live, job):
-		if err := r.applier.Delete(ctx, &live, live.UID, false); err != nil {
-			return err
-		}
 	}
 	return r.applyService(ctx, job, name, nil)
+}
+
+// deleteOwned reads the object of that name in the job's namespace through reader (the cache, or
+// the server for kinds not cached) into live, and deletes it if the job owns it; one it does not
+// own, or none, is left as it is.
+func (r *jobReconciler) deleteOwned(ctx context.Context, reader client.Reader, job client.Object, name string, live client.Object) error {
+	err := reader.Get(ctx, types.NamespacedName{Namespace: job.GetNamespace(), Name: name}, live)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return err
+	case ownedBy(live, job):
+		return r.applier.Delete(ctx, live, live.GetUID(), false)
+	}
+	return nil
 }
 
 // applyAutoscaler applies render's HPA (an elastic Kubeflow PyTorchJob with metrics). HPAs are
@@ -584,15 +592,8 @@ func (r *jobReconciler) applyAutoscaler(ctx context.Context, job client.Object, 
 		return nil
 	}
 	var live autoscalingv2.HorizontalPodAutoscaler
-	err := r.reader.Get(ctx, types.NamespacedName{Namespace: job.GetNamespace(), Name: job.GetName()}, &live)
-	switch {
-	case apierrors.IsNotFound(err):
-	case err != nil:
+	if err := r.deleteOwned(ctx, r.reader, job, job.GetName(), &live); err != nil {
 		return err
-	case ownedBy(&live, job):
-		if err := r.applier.Delete(ctx, &live, live.UID, false); err != nil {
-			return err
-		}
 	}
 	live.SetGroupVersionKind(autoscalingv2.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler"))
 	live.SetNamespace(job.GetNamespace())
