@@ -26,6 +26,8 @@ type scaleCase struct {
 	edit func(string) string
 	// afterScaleDown is what follows the scale-down under a runtime.
 	afterScaleDown func(rt runtime) scaleDownOutcome
+	// skip, when set and it says why, skips the case under a runtime.
+	skip func(rt runtime) string
 }
 
 // scaleDownOutcome is what the scale-down leads to: the pods render deletes and creates again
@@ -77,6 +79,17 @@ var scaleCases = map[string]scaleCase{
 	"without maxRestarts": {
 		file: "ptj-elastic-scale.yaml",
 		edit: func(s string) string { return strings.Replace(s, "    maxRestarts: 3\n", "", 1) },
+		skip: func(rt runtime) string {
+			if rt.leaverClosesRendezvous() {
+				// Note: seen in CI on 7257807 after two passes: the master's agent restarts its
+				// worker for the new member; worker-0's worker fails on the lost peer and its
+				// agent, with no restart to spare, may see that before the membership change:
+				// it ends and closes the rendezvous (RendezvousClosedError), so the world of 3
+				// is never formed. A race of torch's, not a decision of render's.
+				return "torch 2.4-2.7 without maxRestarts: a scale-up races the survivors' agents, which may end and close the rendezvous (the ElasticWithoutRestarts warning asks for maxRestarts)"
+			}
+			return ""
+		},
 		afterScaleDown: func(rt runtime) scaleDownOutcome {
 			if strings.HasPrefix(rt.version, "1.") {
 				return scaleDownOutcome{stalls: true, why: "the survivors' workers failed and their agents, with no restart to spare, wait at the exit barrier for the agent that left"}
@@ -97,6 +110,11 @@ func TestAnElasticJobScalesWhileItTrains(t *testing.T) {
 }
 
 func playScale(t *testing.T, tc scaleCase, rt runtime, workdir string, n int) {
+	if tc.skip != nil {
+		if why := tc.skip(rt); why != "" {
+			t.Skip(why)
+		}
+	}
 	data, err := os.ReadFile("testdata/" + tc.file)
 	if err != nil {
 		t.Fatal(err)
