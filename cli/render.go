@@ -72,13 +72,7 @@ func runRender(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		o, err := render.ReadObservations(data)
-		if err != nil {
-			return fmt.Errorf("%s: %w", observed, err)
-		}
-		in.Pods, in.DeletedPods, in.InstalledCRDs, in.Nodes = o.Pods, o.DeletedPods, o.InstalledCRDs, o.Nodes
-		in.NameTakenBy = render.NameTakenBy(in.Job.Ref(), o.Jobs)
-		if in.Kueue, err = render.ReadObservedKueue(data, &in.Job); err != nil {
+		if err := in.Observe(data); err != nil {
 			return fmt.Errorf("%s: %w", observed, err)
 		}
 	}

@@ -76,13 +76,7 @@ func goldenInput(t *testing.T, dir string) (render.Input, bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := render.ReadObservations(obs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in.Pods, in.DeletedPods, in.InstalledCRDs, in.Nodes = o.Pods, o.DeletedPods, o.InstalledCRDs, o.Nodes
-	in.NameTakenBy = render.NameTakenBy(job.Ref(), o.Jobs)
-	if in.Kueue, err = render.ReadObservedKueue(obs, &in.Job); err != nil {
+	if err := in.Observe(obs); err != nil {
 		t.Fatal(err)
 	}
 	return in, true

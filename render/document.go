@@ -169,6 +169,20 @@ func ReadObservations(data []byte) (Observations, error) {
 	return o, nil
 }
 
+// Observe reads a multi-document YAML of observed objects (as ReadObservations) into the input:
+// its pods, deleted pods, installed CRDs and nodes, which other job holds the job's names, and
+// Kueue's objects for a queued job. in.Job must be set first.
+func (in *Input) Observe(data []byte) error {
+	o, err := ReadObservations(data)
+	if err != nil {
+		return err
+	}
+	in.Pods, in.DeletedPods, in.InstalledCRDs, in.Nodes = o.Pods, o.DeletedPods, o.InstalledCRDs, o.Nodes
+	in.NameTakenBy = NameTakenBy(in.Job.Ref(), o.Jobs)
+	in.Kueue, err = ReadObservedKueue(data, &in.Job)
+	return err
+}
+
 // Print writes the output as multi-document YAML: the objects in a fixed order (Kueue Workload, scheduling Workload, PodGroup,
 // Service or a Kubeflow job's per-replica Services and HPA, pods by type and index, TensorBoard
 // Deployment and Service), then the decisions as a

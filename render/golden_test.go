@@ -61,13 +61,7 @@ func renderCase(t *testing.T, dir string) ([]byte, error) {
 	}
 	in := Input{Job: job, Now: mustTime(t, defaultNow)}
 	if data, err := os.ReadFile(filepath.Join(dir, "observed.yaml")); err == nil {
-		o, err := ReadObservations(data)
-		if err != nil {
-			t.Fatalf("observed.yaml: %v", err)
-		}
-		in.Pods, in.DeletedPods, in.InstalledCRDs, in.Nodes = o.Pods, o.DeletedPods, o.InstalledCRDs, o.Nodes
-		in.NameTakenBy = NameTakenBy(job.Ref(), o.Jobs)
-		if in.Kueue, err = ReadObservedKueue(data, &in.Job); err != nil {
+		if err := in.Observe(data); err != nil {
 			t.Fatalf("observed.yaml: %v", err)
 		}
 	}
