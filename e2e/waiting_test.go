@@ -118,6 +118,27 @@ func whyPodSecurity(ctx context.Context, t *testing.T, c client.Client, ns strin
 	}
 	create(ctx, t, c, ns, pyTorchJob("unsafe").Obj())
 	waitingIs(ctx, t, c, ns, "unsafe", batch.ReasonCreateFailed, "violates PodSecurity")
+
+	// A job whose templates meet restricted runs there, and so does its TensorBoard, which runs
+	// under the master's security context (before 2026-12-01 it set none: CreateFailed).
+	b := pyTorchJob("safe").Workers(1, sim("", ""))
+	for _, rt := range b.templates() {
+		spec := &rt.Template.Spec
+		spec.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: ptr(true), RunAsUser: ptr(int64(1000)),
+			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
+		spec.Containers[0].SecurityContext = &corev1.SecurityContext{AllowPrivilegeEscalation: ptr(false),
+			Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}
+	}
+	safe := b.Obj().(*batch.PyTorchTrainingJob)
+	safe.Spec.TensorboardSpec = &batch.TensorBoardSpec{Image: "example.invalid/tensorboard:1", LogDir: &batch.LogDir{PVC: []batch.PVCLogDir{{Name: "logs"}}}}
+	create(ctx, t, c, ns, safe)
+	eventually(t, 60*time.Second, "the restricted job's pods and its TensorBoard's pod are admitted", func() (bool, string) {
+		var pods, tb corev1.PodList
+		_ = c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{batch.LabelOwnerName: "safe"})
+		_ = c.List(ctx, &tb, client.InNamespace(ns), client.MatchingLabels{batch.LabelTensorBoard: "safe"})
+		st, _ := jobStatus(ctx, c, ns, "safe")
+		return len(pods.Items) == 2 && len(tb.Items) == 1, fmt.Sprintf("%d training pods, %d TensorBoard pods; status.tensorboard %+v", len(pods.Items), len(tb.Items), st.Tensorboard)
+	})
 }
 
 func whyGangRefused(ctx context.Context, t *testing.T, c client.Client, ns string) {

@@ -454,10 +454,13 @@ func (j *Job) replicaType(typ string) *ReplicaType {
 
 // leaderSlot is the replica whose success is the job's success: PyTorch's master (replica 0 of
 // type master, else of the first type); TensorFlow's chief, else worker 0.
-func (r *renderer) leaderSlot() slot {
-	types := r.job.Replicas
-	if r.job.Framework == TensorFlow {
-		return slot{tfLeaderType(types), 0}
+func (r *renderer) leaderSlot() slot { return slot{r.job.leaderType(), 0} }
+
+// leaderType is the type of the job's leader (leaderSlot): PyTorch's master, else the first
+// type with replicas; TensorFlow's chief, else master, else worker.
+func (j *Job) leaderType() string {
+	if j.Framework == TensorFlow {
+		return tfLeaderType(j.Replicas)
 	}
-	return slot{types[masterTypeIndex(types)].Type, 0}
+	return j.Replicas[masterTypeIndex(j.Replicas)].Type
 }

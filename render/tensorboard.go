@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -71,6 +72,7 @@ func tensorBoard(j *Job) *TensorBoard {
 		args = append(args, "--logdir_spec="+strings.Join(named, ","))
 	}
 
+	podSecurity, containerSecurity := tensorBoardSecurity(j)
 	meta := metav1.ObjectMeta{
 		Name:            name,
 		Namespace:       j.Namespace,
@@ -87,14 +89,16 @@ func tensorBoard(j *Job) *TensorBoard {
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: selector},
 				Spec: corev1.PodSpec{
+					SecurityContext: podSecurity,
 					Containers: []corev1.Container{{
-						Name:         "tensorboard",
-						Image:        spec.Image,
-						Command:      []string{"tensorboard"},
-						Args:         args,
-						Ports:        []corev1.ContainerPort{port},
-						Resources:    *spec.Resources.DeepCopy(),
-						VolumeMounts: mounts,
+						Name:            "tensorboard",
+						Image:           spec.Image,
+						Command:         []string{"tensorboard"},
+						Args:            args,
+						Ports:           []corev1.ContainerPort{port},
+						Resources:       *spec.Resources.DeepCopy(),
+						VolumeMounts:    mounts,
+						SecurityContext: containerSecurity,
 					}},
 					Volumes: volumes,
 				},
@@ -128,4 +132,52 @@ func parseFileset(uri string) (claim, dir string) {
 // before that rule, and manifests `trainyard render -f` reads.
 func withinClaim(dir string) string {
 	return strings.Trim(path.Clean("/"+dir), "/")
+}
+
+// tensorBoardSecurity is the TensorBoard's security context: the one the leader's pods run under
+// (its template's pod securityContext, and its training container's), so that TensorBoard reads
+// the logs as the training wrote them and is admitted wherever the training is: in a namespace
+// that enforces Pod Security restricted, a template that meets it gives a TensorBoard that meets
+// it. Left out is what TensorBoard must not inherit or does not need: sysctls, privileged, added
+// capabilities, a proc mount, a read-only root filesystem (TensorBoard writes to /tmp). A
+// template without one gives a TensorBoard without one, running as its image says.
+func tensorBoardSecurity(j *Job) (*corev1.PodSecurityContext, *corev1.SecurityContext) {
+	if len(j.Replicas) == 0 {
+		return nil, nil
+	}
+	leader := j.replicaType(j.leaderType())
+	if leader.Template == nil {
+		return nil, nil
+	}
+	var pod *corev1.PodSecurityContext
+	if psc := leader.Template.Spec.SecurityContext; psc != nil {
+		pod = psc.DeepCopy()
+		pod.Sysctls = nil
+		if equality.Semantic.DeepEqual(pod, &corev1.PodSecurityContext{}) {
+			pod = nil
+		}
+	}
+	c := j.templateContainer(leader)
+	if c == nil || c.SecurityContext == nil {
+		return pod, nil
+	}
+	from := c.SecurityContext
+	sc := &corev1.SecurityContext{
+		RunAsUser:                from.RunAsUser,
+		RunAsGroup:               from.RunAsGroup,
+		RunAsNonRoot:             from.RunAsNonRoot,
+		AllowPrivilegeEscalation: from.AllowPrivilegeEscalation,
+		SeccompProfile:           from.SeccompProfile,
+		AppArmorProfile:          from.AppArmorProfile,
+		SELinuxOptions:           from.SELinuxOptions,
+		WindowsOptions:           from.WindowsOptions,
+	}
+	if from.Capabilities != nil && len(from.Capabilities.Drop) > 0 {
+		sc.Capabilities = &corev1.Capabilities{Drop: from.Capabilities.Drop}
+	}
+	sc = sc.DeepCopy()
+	if equality.Semantic.DeepEqual(sc, &corev1.SecurityContext{}) {
+		return pod, nil
+	}
+	return pod, sc
 }
