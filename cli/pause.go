@@ -188,6 +188,12 @@ func (s *session) setWorkloadActive(ctx context.Context, j *job, active bool) (s
 	if wl == nil {
 		return "", fmt.Errorf("%s is queued by Kueue (label %s), which holds runPolicy.suspend, and has no Workload yet: try again once Kueue has made it", ref(j), kueue.LabelQueueName)
 	}
+	// The job is marked as paused by its user before its Workload is deactivated, and unmarked
+	// before it is activated again, so that it never says Queued while paused, nor Paused while
+	// queued (render's kueueHold reads the mark).
+	if err := s.markPausedByUser(ctx, j, wl, !active); err != nil {
+		return "", err
+	}
 	if workloadActive(wl) == active {
 		if active {
 			return fmt.Sprintf("%s is not paused (its Kueue Workload %s is active)", ref(j), wl.GetName()), nil
@@ -203,10 +209,29 @@ func (s *session) setWorkloadActive(ctx context.Context, j *job, active bool) (s
 	return fmt.Sprintf("%s paused: its Kueue Workload %s is deactivated (spec.active: false), so Kueue evicts it, suspends the job and frees its quota. `trainyard resume %s` queues it again", ref(j), wl.GetName(), ref(j)), nil
 }
 
+// markPausedByUser sets (paused) or removes the job's batch.trainyard.dev/paused-by-user
+// annotation, naming the Workload; nothing is written when it is already so.
+func (s *session) markPausedByUser(ctx context.Context, j *job, wl *unstructured.Unstructured, paused bool) error {
+	_, marked := j.obj.GetAnnotations()[batch.AnnotationPausedByUser]
+	if marked == paused {
+		return nil
+	}
+	var value any // null removes it
+	if paused {
+		value = wl.GetName()
+	}
+	return mergePatch(ctx, s.client, j.obj, map[string]any{"metadata": map[string]any{"annotations": map[string]any{batch.AnnotationPausedByUser: value}}})
+}
+
 // mergePatch applies patch to obj as a JSON merge patch made against obj's resourceVersion, so it
 // fails with a conflict when obj changed since it was read.
 func mergePatch(ctx context.Context, c client.Client, obj client.Object, patch map[string]any) error {
-	patch["metadata"] = map[string]any{"resourceVersion": obj.GetResourceVersion()}
+	meta, _ := patch["metadata"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+		patch["metadata"] = meta
+	}
+	meta["resourceVersion"] = obj.GetResourceVersion()
 	body, err := json.Marshal(patch)
 	if err != nil {
 		return err

@@ -149,6 +149,23 @@ func TestPauseKubeflowQueued(t *testing.T) {
 	if !strings.Contains(msg, "Workload pytorchjob-k-1a2b3 is deactivated") {
 		t.Errorf("message: %s", msg)
 	}
+	// The job is marked as paused by its user, so that it says Paused rather than Queued.
+	if got := after.GetAnnotations()[batch.AnnotationPausedByUser]; got != wl.GetName() {
+		t.Errorf("paused: annotation %s = %q; want the Workload's name", batch.AnnotationPausedByUser, got)
+	}
+
+	// Resumed: the Workload active again and the mark gone.
+	inactive := wl.DeepCopy()
+	_ = unstructured.SetNestedField(inactive.Object, false, "spec", "active")
+	marked := pytorchJob(queued)
+	marked.Annotations = map[string]string{batch.AnnotationPausedByUser: wl.GetName()}
+	msg, after, _, err = pauseCase(t, 2, marked, false, inactive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := after.GetAnnotations()[batch.AnnotationPausedByUser]; ok || !strings.Contains(msg, "is active again") {
+		t.Errorf("resumed: annotations %v, message %q; want no %s", after.GetAnnotations(), msg, batch.AnnotationPausedByUser)
+	}
 
 	// No Workload yet: a clear error, nothing written.
 	_, _, _, err = pauseCase(t, 2, pytorchJob(queued), true, other)

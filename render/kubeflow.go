@@ -50,6 +50,9 @@ type Kubeflow struct {
 	// KueueQueue is the job's kueue.x-k8s.io/queue-name label: Kueue's own integration queues
 	// the job and holds it through runPolicy.suspend (kueueHold).
 	KueueQueue string
+	// PausedByUser: `trainyard pause` deactivated the queued job's Workload (the annotation
+	// batch.trainyard.dev/paused-by-user), so its suspension is the user's pause.
+	PausedByUser bool
 }
 
 // KubeflowElastic is a PyTorchJob's elasticPolicy as the PET_* variables carry it.
@@ -490,13 +493,15 @@ func (r *renderer) autoscaler() *autoscalingv2.HorizontalPodAutoscaler {
 // again when it evicts it. That suspension is Kueue's hold, not the user's pause: with Kueue
 // installed it is said as Queued, so the job says why it waits. The pods go as for any suspend,
 // and the phase stays Paused, as Kubeflow's Suspended condition has it: the spec cannot tell the
-// two holds apart.
+// two holds apart, but `trainyard pause` marks the job it pauses (PausedByUser): such a job
+// says it is paused, as any suspended job, and not Queued, since no queue would run it before
+// `trainyard resume`.
 func (r *renderer) kueueHold() {
 	kf := r.job.Kubeflow
-	if kf == nil || kf.KueueQueue == "" || !r.in.InstalledCRDs[kueue.WorkloadCRD] {
+	if kf == nil || kf.KueueQueue == "" || kf.PausedByUser || !r.in.InstalledCRDs[kueue.WorkloadCRD] {
 		return
 	}
 	r.out.Decisions.Queued = &Blocked{Reason: ReasonQueued, Message: fmt.Sprintf("Kueue holds the job in LocalQueue %s: "+
 		"it set runPolicy.suspend and clears it when it admits the job's Workload (trainyard describe shows the Workload; "+
-		"one made inactive by trainyard pause waits for trainyard resume)", kf.KueueQueue)}
+		"one made inactive waits until it is active again)", kf.KueueQueue)}
 }

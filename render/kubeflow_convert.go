@@ -89,8 +89,9 @@ func kubeflowJob(m metav1.ObjectMeta, kind string, fw Framework, rp kubeflowv1.R
 		CleanUpPolicy:         cleanPodPolicy(rp.CleanPodPolicy),
 		Pause:                 deref(rp.Suspend, false),
 		RestartScope:          batch.RestartScope(m.Annotations[batch.AnnotationRestartScope]),
-		Kubeflow:              &Kubeflow{TTLSecondsAfterFinished: rp.TTLSecondsAfterFinished, KueueQueue: m.Labels[kueue.LabelQueueName]},
-		Status:                FromKubeflowStatus(&st),
+		Kubeflow: &Kubeflow{TTLSecondsAfterFinished: rp.TTLSecondsAfterFinished, KueueQueue: m.Labels[kueue.LabelQueueName],
+			PausedByUser: m.Annotations[batch.AnnotationPausedByUser] != ""},
+		Status: FromKubeflowStatus(&st),
 	}
 	for typ := range specs {
 		if !slices.Contains(order, typ) {

@@ -64,6 +64,12 @@ const (
 	AnnotationGangRestarts = "batch.tensorstack.dev/gang-restarts"
 )
 
+// AnnotationPausedByUser on a kubeflow.org PyTorchJob or TFJob queued by Kueue's own integration
+// says that `trainyard pause` deactivated its Workload: Kueue's runPolicy.suspend is then the
+// user's pause, not Kueue's hold. Its value is the Workload's name. Set by `trainyard pause`,
+// removed by `trainyard resume`; read by render.
+const AnnotationPausedByUser = "batch.trainyard.dev/paused-by-user"
+
 // AnnotationRestartScope on a kubeflow.org PyTorchJob or TFJob chooses what is restarted when a
 // replica must be, as runPolicy.restartScope does on the T9k kinds (Kubeflow's schema has no such
 // field): Gang or Replica. Set by users; read (and checked) by render.
