@@ -76,6 +76,10 @@ func (r *renderer) observeNodes() {
 			}
 		case left > 0:
 			r.requeueAfter(left)
+			at := metav1.NewTime(r.in.Now.Add(left).UTC())
+			if cur := r.out.Decisions.NodeLostAt; cur == nil || at.Before(cur) {
+				r.out.Decisions.NodeLostAt = &at
+			}
 		}
 	}
 }

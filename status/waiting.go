@@ -76,6 +76,13 @@ func waitingCause(in Input, st *batch.TrainingJobStatus) *cause {
 	}
 	desired := in.Job.PodCount()
 	if lost := countPods(in.Pods, nodeLost); lost > 0 {
+		if at := d.NodeLostAt; at != nil {
+			// Evicted (the taint manager's graceful delete) from a node not Ready for less than the
+			// operator's bound: nothing replaces them before it, as the node may come back.
+			return &cause{batch.ReasonNodeLost, fmt.Sprintf("%d of %d pods were evicted from a node that is not ready; "+
+				"they are replaced at %s, when it has been not ready for the operator's --node-lost-after, unless it is Ready before",
+				lost, desired, at.UTC().Format(time.RFC3339))}
+		}
 		return &cause{batch.ReasonNodeLost, fmt.Sprintf("%d of %d pods lost their node and are being replaced", lost, desired)}
 	}
 	if len(d.Restarts) > 0 {

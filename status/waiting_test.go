@@ -33,6 +33,16 @@ func waitingContainer(typ string, index int32, reason, words string) corev1.Pod 
 	return p
 }
 
+// evictedFrom is a running worker on node that the taint manager is deleting (gracefully: no
+// kubelet confirms it while the node is not ready).
+func evictedFrom(node string) corev1.Pod {
+	p := bound(podOf("worker", 0, corev1.PodRunning))
+	p.Spec.NodeName = node
+	p.DeletionTimestamp = &metav1.Time{Time: t0.Add(-10 * time.Second)}
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "DeletionByTaintManager"}}
+	return p
+}
+
 // bound is a pod a kubelet reports on.
 func bound(p corev1.Pod) corev1.Pod {
 	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "pytorch"}}
@@ -63,7 +73,8 @@ func TestWaiting(t *testing.T) {
 		gangRefused string
 		queued      *render.Blocked
 		renderErr   bool
-		maxWaiting  int    // render's MaxUnscheduledPods
+		maxWaiting  int // render's MaxUnscheduledPods
+		nodes       map[string]render.NodeState
 		wantReason  string // empty: no Waiting condition
 		wantMessage string
 	}{
@@ -156,6 +167,14 @@ func TestWaiting(t *testing.T) {
 			wantReason:  batch.ReasonRestarting,
 			wantMessage: "j-worker-0 exited with code 1; restarting the job's pods at " + t0.Add(8*time.Second).UTC().Format(time.RFC3339) + ", 10s after it ended (each restart by exit code after the first waits, from 10s doubling up to 5m0s)",
 		},
+		"a pod the taint manager evicted from a node not ready within the bound says when it is replaced": {
+			job:        newJob(1).Status(running).Obj(),
+			pods:       []corev1.Pod{bound(podOf("master", 0, corev1.PodRunning)), evictedFrom("node-2")},
+			nodes:      map[string]render.NodeState{"node-2": {Ready: corev1.ConditionFalse, Since: t0.Add(-15 * time.Second)}},
+			wantReason: batch.ReasonNodeLost,
+			wantMessage: "1 of 2 pods were evicted from a node that is not ready; they are replaced at " + t0.Add(45*time.Second).UTC().Format(time.RFC3339) +
+				", when it has been not ready for the operator's --node-lost-after, unless it is Ready before",
+		},
 		"pods held while the scheduler catches up are PodsPaced, counted": {
 			job:        newJob(3).Status(running).Obj(),
 			pods:       []corev1.Pod{bound(podOf("master", 0, corev1.PodRunning)), podOf("worker", 0, corev1.PodPending)},
@@ -178,7 +197,7 @@ func TestWaiting(t *testing.T) {
 			if tc.renderErr {
 				in.RenderErr = errors.New("spec.replicaSpecs: bad")
 			} else {
-				out, err := render.Render(render.Input{Job: tc.job, Pods: ptrs(tc.pods), Now: t0, MaxUnscheduledPods: tc.maxWaiting})
+				out, err := render.Render(render.Input{Job: tc.job, Pods: ptrs(tc.pods), Now: t0, MaxUnscheduledPods: tc.maxWaiting, Nodes: tc.nodes})
 				if err != nil {
 					t.Fatal(err)
 				}
