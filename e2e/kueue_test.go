@@ -477,6 +477,7 @@ func kueueT9kPreempted(ctx context.Context, t *testing.T, c client.Client, ns st
 		return len(pods) == 0 && condition(st, batch.ConditionInitialized) == "False/Queued", fmt.Sprintf("%d pods, %s", len(pods), conditionText(st, batch.ConditionInitialized))
 	})
 	t.Logf("the low-priority job's pods were gone %.1f s after the high-priority job was created", time.Since(start).Seconds())
+	t.Logf("the preempted job says: %s", preemptedSays(ctx, t, c, ns, "low"))
 	waitPhase(ctx, t, c, ns, "high", batch.JobRunning)
 	onFlavorNodes(ctx, t, c, ns, "high", 2)
 	waitPhase(ctx, t, c, ns, "high", batch.JobSucceeded)
@@ -489,8 +490,9 @@ func kueueT9kPreempted(ctx context.Context, t *testing.T, c client.Client, ns st
 			}
 		}
 	}
-	if st.BackoffCount != 0 {
-		t.Errorf("backoffCount %d after a preemption; a preemption is not a failure", st.BackoffCount)
+	t.Logf("resumed: %s", preemptedSays(ctx, t, c, ns, "low"))
+	if st.BackoffCount != 0 || st.DisruptionCount != 0 {
+		t.Errorf("backoffCount %d, disruptionCount %d after a preemption; a preemption is counted as neither", st.BackoffCount, st.DisruptionCount)
 	}
 	for _, task := range st.Tasks {
 		if task.RestartCount != 0 {
@@ -619,6 +621,20 @@ func kueueKubeflowPausedByCLI(ctx context.Context, t *testing.T, c client.Client
 	if out := trainyardCLIAt(t, kubeconfigPath, "describe", "pytorchjob/held", "-n", ns); !strings.Contains(out, "(inactive: trainyard resume activates it)") {
 		t.Errorf("trainyard describe of the paused job does not say its Workload is inactive:\n%s", out)
 	}
+	// Paused by its user, the job says so: no Waiting reason Queued (no queue runs it before
+	// trainyard resume), and trainyard get shows it Paused, not Pending.
+	eventually(t, 30*time.Second, "the paused job does not say Queued", func() (bool, string) {
+		st, _ := kfStatus(ctx, c, ns, "held")
+		for _, cond := range st.Conditions {
+			if cond.Type == kubeflowv1.JobWaiting && cond.Status == "True" {
+				return false, cond.Reason + ": " + cond.Message
+			}
+		}
+		return true, ""
+	})
+	if out := trainyardCLIAt(t, kubeconfigPath, "get", "-n", ns); !rowHas(out, "held", "Paused") {
+		t.Errorf("trainyard get does not show the paused job Paused:\n%s", out)
+	}
 
 	out = trainyardCLIAt(t, kubeconfigPath, "resume", "pytorchjob/held", "-n", ns)
 	if !strings.Contains(out, "is active again") {
@@ -629,6 +645,7 @@ func kueueKubeflowPausedByCLI(ctx context.Context, t *testing.T, c client.Client
 		return (active || !found) && !admitted(w)
 	})
 	noPodsFor(ctx, t, c, ns, "held", 2*time.Second, "resumed while another job holds the quota")
+	kfWaitingIs(ctx, t, c, ns, "held", "Queued", "Kueue holds the job")
 	if err := c.Delete(ctx, &kubeflowv1.PyTorchJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "next"}}); err != nil {
 		t.Fatal(err)
 	}
