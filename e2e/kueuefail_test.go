@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
 	"github.com/trainyard/trainyard/render"
 )
 
@@ -22,6 +23,7 @@ import (
 func TestKueueFailures(t *testing.T) {
 	testenv.TestInParallel(t,
 		kueueFeature("a queued job whose worker exits 1 keeps its Workload admitted through the restart and its back-off; backoffLimit used up finishes the Workload and the next job runs on the freed quota", "kq-t9k-crash", kueueT9kCrashLoop),
+		kueueFeature("a Kubeflow PyTorchJob under Kueue's own integration whose worker exits 1 keeps its admission through the restart; backoffLimit used up, Kueue finishes its Workload and the next job runs", "kq-kf-crash", kueueKubeflowCrash),
 	)
 }
 
@@ -104,4 +106,68 @@ func preemptedSays(ctx context.Context, t *testing.T, c client.Client, ns, name 
 		t.Fatal(err)
 	}
 	return fmt.Sprintf("phase %s; %s; %s; disruptionCount %d", st.Phase, conditionText(st, batch.ConditionInitialized), conditionText(st, batch.ConditionWaiting), st.DisruptionCount)
+}
+
+// kfCrashingPyTorchJob is a queued PyTorchJob of a master and a worker under OnFailure with
+// backoffLimit 1.
+func kfCrashingPyTorchJob(name string) string {
+	return `apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: ` + name + `
+  labels: {kueue.x-k8s.io/queue-name: q}
+spec:
+  runPolicy: {backoffLimit: 1}
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      restartPolicy: OnFailure` + kfGPUPod("pytorch", simRunsForever) + `
+    Worker:
+      replicas: 1
+      restartPolicy: OnFailure` + kfGPUPod("pytorch", simRunsForever)
+}
+
+// kueueKubeflowCrash: the same failures through Kueue's own kubeflow.org/pytorchjob integration,
+// which reads the job's status (as Trainyard writes it) to keep the Workload's PodsReady and to
+// finish it.
+func kueueKubeflowCrash(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	createKueue(ctx, t, c, clusterQueue(ns, 2, false))
+	applyYAML(ctx, t, ns, kfCrashingPyTorchJob("kcrash"))
+	waitKubeflow(ctx, t, c, ns, "kcrash", kubeflowv1.JobRunning)
+	old := runningPods(ctx, t, c, ns, "kcrash", 2)
+	first := waitWorkload(ctx, t, c, ns, "kcrash", "admitted", admitted)
+	applyYAML(ctx, t, ns, kfQueuedPyTorchJob("knext", simRunsForever, ""))
+	waitWorkload(ctx, t, c, ns, "knext", "waits for quota", func(w *unstructured.Unstructured) bool {
+		return strings.HasPrefix(workloadCondition(w, "QuotaReserved"), "False/")
+	})
+
+	annotatePod(ctx, t, c, ns, "kcrash-worker-0", simExitCode, "1")
+	waitReplaced(ctx, t, c, ns, "kcrash", old, []string{"kcrash-master-0", "kcrash-worker-0"}, 2, true)
+	eventually(t, 30*time.Second, "kcrash Running again with backoffCount 1", func() (bool, string) {
+		st, _ := kfStatus(ctx, c, ns, "kcrash")
+		return kfCondition(st, kubeflowv1.JobRunning) == "True" && st.BackoffCount == 1, fmt.Sprintf("Running %q, backoffCount %d", kfCondition(st, kubeflowv1.JobRunning), st.BackoffCount)
+	})
+	ws := workloadsOf(ctx, t, c, ns, "kcrash")
+	if len(ws) != 1 || ws[0].GetUID() != first.GetUID() || !admitted(&ws[0]) {
+		t.Errorf("after the restart the job has %d Workloads; want the one first admitted, still admitted", len(ws))
+	} else {
+		t.Logf("after the restart the Workload is still admitted: PodsReady %s", workloadCondition(&ws[0], "PodsReady"))
+	}
+	if pods := kfPodsOf(ctx, t, c, ns, "knext"); len(pods) > 0 {
+		t.Errorf("the next job has %d pods while the restarted one holds the quota", len(pods))
+	}
+
+	runningPods(ctx, t, c, ns, "kcrash", 2)
+	ended := time.Now()
+	annotatePod(ctx, t, c, ns, "kcrash-worker-0", simExitCode, "1")
+	waitKubeflow(ctx, t, c, ns, "kcrash", kubeflowv1.JobFailed)
+	failedAt := time.Since(ended)
+	w := waitWorkload(ctx, t, c, ns, "kcrash", "Finished", func(w *unstructured.Unstructured) bool {
+		return strings.HasPrefix(workloadCondition(w, "Finished"), "True/")
+	})
+	finishedAt := time.Since(ended)
+	waitKubeflow(ctx, t, c, ns, "knext", kubeflowv1.JobRunning)
+	onFlavorNodes(ctx, t, c, ns, "knext", 2)
+	t.Logf("backoffLimit used up: the PyTorchJob Failed %.1f s, its Workload %s %.1f s (Kueue's integration), and the next job Running %.1f s after the last exit",
+		failedAt.Seconds(), workloadCondition(w, "Finished"), finishedAt.Seconds(), time.Since(ended).Seconds())
 }
