@@ -478,6 +478,11 @@ func kueueT9kPreempted(ctx context.Context, t *testing.T, c client.Client, ns st
 	})
 	t.Logf("the low-priority job's pods were gone %.1f s after the high-priority job was created", time.Since(start).Seconds())
 	t.Logf("the preempted job says: %s", preemptedSays(ctx, t, c, ns, "low"))
+	// No pod left, the admission is released and the Workload requeued (scheduling.md).
+	w := waitWorkload(ctx, t, c, ns, "low", "released and requeued", func(w *unstructured.Unstructured) bool {
+		return strings.HasPrefix(workloadCondition(w, "QuotaReserved"), "False/") && strings.HasPrefix(workloadCondition(w, "Requeued"), "True/")
+	})
+	t.Logf("the preempted job's Workload: QuotaReserved %s, Requeued %s, Evicted %s", workloadCondition(w, "QuotaReserved"), workloadCondition(w, "Requeued"), workloadCondition(w, "Evicted"))
 	waitPhase(ctx, t, c, ns, "high", batch.JobRunning)
 	onFlavorNodes(ctx, t, c, ns, "high", 2)
 	waitPhase(ctx, t, c, ns, "high", batch.JobSucceeded)
