@@ -76,6 +76,11 @@ func (r *renderer) observeNodes() {
 			}
 		case left > 0:
 			r.requeueAfter(left)
+			// A pod already being deleted there (the taint manager's eviction) waits for the bound:
+			// no kubelet confirms the delete, and nothing replaces it before.
+			if p.pod.DeletionTimestamp == nil {
+				continue
+			}
 			at := metav1.NewTime(r.in.Now.Add(left).UTC())
 			if cur := r.out.Decisions.NodeLostAt; cur == nil || at.Before(cur) {
 				r.out.Decisions.NodeLostAt = &at

@@ -88,9 +88,9 @@ type Decisions struct {
 	// RestartAt: a restart decided by an exit code waits for its back-off until then
 	// (backoff.go); Message says which replica and why.
 	RestartAt *metav1.Time `json:"restartAt,omitempty"`
-	// NodeLostAt: some of the job's pods are on a node NotReady or unreachable for less than the
-	// bound (nodes.go); this is when the first of those nodes is taken for lost and its pods are
-	// force-deleted and replaced, unless it is Ready again before.
+	// NodeLostAt: some of the job's pods are being deleted (evicted) on a node NotReady or
+	// unreachable for less than the bound (nodes.go); this is when the first of those nodes is
+	// taken for lost and those pods are force-deleted and replaced, unless it is Ready before.
 	NodeLostAt *metav1.Time `json:"nodeLostAt,omitempty"`
 	// BackoffCount is the new value of status.backoffCount: restarts decided by an exit code.
 	BackoffCount int32 `json:"backoffCount"`
