@@ -615,7 +615,7 @@ metadata: {name: ` + longName(55) + `}
 spec:
   replicaSpecs:
   - {type: worker, replicas: 10, template: PYTORCH_POD}`,
-			wantErr: []string{"metadata.name is too long", "<job>-<type>-<index>"},
+			wantErr: []string{"metadata.name: Invalid value: metadata.name is too long", "<job>-<type>-<index>"},
 		},
 		"a TensorFlow job name too long for its pod hostnames is refused": {
 			// The last of 10000 parameter servers: 56 + len("-ps-9999") = 64 > 63.
@@ -625,7 +625,7 @@ metadata: {name: ` + longName(56) + `}
 spec:
   replicaSpecs:
   - {type: ps, replicas: 10000, template: TF_POD}`,
-			wantErr: []string{"metadata.name is too long", "<job>-<type>-<index>"},
+			wantErr: []string{"metadata.name: Invalid value: metadata.name is too long", "<job>-<type>-<index>"},
 		},
 		"an elastic job whose maxReplicas makes hostnames too long is refused": {
 			// The worker has one replica now, but may grow to 100: 54 + len("-worker-99") = 64.
@@ -637,7 +637,7 @@ spec:
   torchrunConfig: {enabled: true}
   replicaSpecs:
   - {type: worker, replicas: 1, scalingWeight: 1, template: PYTORCH_POD}`,
-			wantErr: []string{"metadata.name is too long"},
+			wantErr: []string{"metadata.name: Invalid value: metadata.name is too long"},
 		},
 		"a job name with a dot is refused": {
 			manifest: `
@@ -646,7 +646,7 @@ metadata: {name: my.job}
 spec:
   replicaSpecs:
   - {type: worker, template: PYTORCH_POD}`,
-			wantErr: []string{"metadata.name must be a DNS-1035 label"},
+			wantErr: []string{"metadata.name: Invalid value: metadata.name must be a DNS-1035 label"},
 		},
 		"a job name starting with a digit is refused": {
 			manifest: `
@@ -655,7 +655,7 @@ metadata: {name: 1job}
 spec:
   replicaSpecs:
   - {type: worker, template: TF_POD}`,
-			wantErr: []string{"metadata.name must be a DNS-1035 label"},
+			wantErr: []string{"metadata.name: Invalid value: metadata.name must be a DNS-1035 label"},
 		},
 		"a job name in capitals is refused": {
 			// The API server's own object-name check refuses it before the CRD's rule runs.
@@ -679,7 +679,7 @@ spec:
     trainingLogFilesets: ["t9k://pvc/logs/run1"]
   replicaSpecs:
   - {type: worker, template: PYTORCH_POD}`,
-			wantErr: []string{"metadata.name is too long for a job with a TensorBoard"},
+			wantErr: []string{"metadata.name: Invalid value: metadata.name is too long for a job with a TensorBoard"},
 		},
 		"a TensorFlow job name over 51 characters with a TensorBoard is refused": {
 			manifest: `
@@ -691,7 +691,7 @@ spec:
     logDir: {pvc: [{name: logs}]}
   replicaSpecs:
   - {type: worker, template: TF_POD}`,
-			wantErr: []string{"metadata.name is too long for a job with a TensorBoard"},
+			wantErr: []string{"metadata.name: Invalid value: metadata.name is too long for a job with a TensorBoard"},
 		},
 		"a trainingLogFilesets entry with the s3 scheme is refused": {
 			manifest: `

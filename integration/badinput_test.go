@@ -87,7 +87,7 @@ metadata: {name: %s}
 spec:
   replicaSpecs:
   - {type: worker, template: PYTORCH_POD}`, longName(64)),
-			refused: []string{"metadata.name is too long", "<job>-<type>-<index>"},
+			refused: []string{"metadata.name: Invalid value: metadata.name is too long", "<job>-<type>-<index>"},
 		},
 		"a job name of 254 characters is refused by the API server's own name check": {
 			manifest: fmt.Sprintf(`
@@ -106,7 +106,7 @@ metadata: {name: %s}
 spec:
   pytorchReplicaSpecs:
     Worker: {replicas: 10000, template: PYTORCHJOB_POD}`, longName(52)),
-			refused: []string{"metadata.name is too long", "<job>-<type>-<index>"},
+			refused: []string{"metadata.name: Invalid value: metadata.name is too long", "<job>-<type>-<index>"},
 		},
 
 		// Scale: replicas are bounded by the schema (100,000).

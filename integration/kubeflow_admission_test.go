@@ -629,7 +629,7 @@ metadata: {name: ` + longName(55) + `}
 spec:
   pytorchReplicaSpecs:
     Worker: {replicas: 10, template: PYTORCHJOB_POD}`,
-			wantErr: []string{"metadata.name is too long", "<job>-<type>-<index>"},
+			wantErr: []string{"metadata.name: Invalid value: metadata.name is too long", "<job>-<type>-<index>"},
 		},
 		"an elastic PyTorchJob whose maxReplicas makes pod names too long is refused": {
 			// One Worker now, up to 100 later: 54 + len("-worker-99") = 64 > 63.
@@ -641,7 +641,7 @@ spec:
   elasticPolicy: {minReplicas: 1, maxReplicas: 100}
   pytorchReplicaSpecs:
     Worker: {replicas: 1, template: PYTORCHJOB_POD}`,
-			wantErr: []string{"metadata.name is too long"},
+			wantErr: []string{"metadata.name: Invalid value: metadata.name is too long"},
 		},
 		"a TFJob name too long for its evaluator's pod name is refused": {
 			// 52 + len("-evaluator-0") = 64 > 63.
@@ -652,7 +652,7 @@ metadata: {name: ` + longName(52) + `}
 spec:
   tfReplicaSpecs:
     Evaluator: {template: TFJOB_POD}`,
-			wantErr: []string{"metadata.name is too long", "<job>-<type>-<index>"},
+			wantErr: []string{"metadata.name: Invalid value: metadata.name is too long", "<job>-<type>-<index>"},
 		},
 		"a job name with a dot is refused": {
 			manifest: `
@@ -662,7 +662,7 @@ metadata: {name: dist.mnist}
 spec:
   tfReplicaSpecs:
     Worker: {template: TFJOB_POD}`,
-			wantErr: []string{"metadata.name must be a DNS-1035 label"},
+			wantErr: []string{"metadata.name: Invalid value: metadata.name must be a DNS-1035 label"},
 		},
 		"a job name starting with a digit is refused": {
 			manifest: `
@@ -672,7 +672,7 @@ metadata: {name: 1job}
 spec:
   pytorchReplicaSpecs:
     Worker: {template: PYTORCHJOB_POD}`,
-			wantErr: []string{"metadata.name must be a DNS-1035 label"},
+			wantErr: []string{"metadata.name: Invalid value: metadata.name must be a DNS-1035 label"},
 		},
 
 		// The deprecated v1beta2 alias has the same rules.

@@ -6,6 +6,11 @@
 // documentation is Kubernetes' own (`kubectl explain pod.spec`); the descriptions of Trainyard's
 // fields are kept. A CRD still too large for that annotation is an error.
 //
+// It declares metadata.name (a string) in each root schema: controller-gen writes metadata as a
+// bare object, and the API server accepts a rule's fieldPath only when the schema has the field, so
+// without it the root rules on the job's name (a DNS-1035 label, short enough for the pod names)
+// could not name metadata.name and were reported on "<nil>".
+//
 // It also adds the deprecated alias versions listed in alias.go (TFJob kubeflow.org/v1beta2).
 //
 // Usage: go run ./hack/crdtrim FILE...   (rewrites each file in place)
@@ -41,6 +46,7 @@ func trim(path string) error {
 	for i := range crd.Spec.Versions {
 		if s := crd.Spec.Versions[i].Schema; s != nil && s.OpenAPIV3Schema != nil {
 			walk(s.OpenAPIV3Schema, false)
+			declareMetadataName(s.OpenAPIV3Schema)
 		}
 	}
 	if err := addAliasVersions(&crd); err != nil {
@@ -89,6 +95,23 @@ func walk(s *apiextensionsv1.JSONSchemaProps, inTemplate bool) {
 	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
 		walk(s.AdditionalProperties.Schema, inTemplate)
 	}
+}
+
+// declareMetadataName adds metadata.name, a string, to root's metadata. The API server allows a
+// root schema to declare metadata's name and generateName and nothing else there; declaring it
+// lets a root rule say fieldPath=".metadata.name".
+func declareMetadataName(root *apiextensionsv1.JSONSchemaProps) {
+	meta, ok := root.Properties["metadata"]
+	if !ok {
+		return
+	}
+	if meta.Properties == nil {
+		meta.Properties = map[string]apiextensionsv1.JSONSchemaProps{}
+	}
+	if _, ok := meta.Properties["name"]; !ok {
+		meta.Properties["name"] = apiextensionsv1.JSONSchemaProps{Type: "string"}
+	}
+	root.Properties["metadata"] = meta
 }
 
 func stripStatus(s string) string {

@@ -23,9 +23,9 @@ const (
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Waiting")].reason`
 // +kubebuilder:printcolumn:name="Message",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Waiting")].message`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
-// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label (lower-case letters, digits and '-', starting with a letter): it names the job's Service and starts every pod's hostname"
-// +kubebuilder:validation:XValidation:rule="self.spec.replicaSpecs.all(r, size(self.metadata.name) + size(r.type) + size(string((has(self.spec.elastic) && has(self.spec.elastic.maxReplicas) && self.spec.elastic.maxReplicas > r.replicas ? self.spec.elastic.maxReplicas : r.replicas) - 1)) + 2 <= 63)",message="metadata.name is too long: pods are named <job>-<type>-<index> and that name is their hostname, at most 63 characters; shorten the job name or the replica type"
-// +kubebuilder:validation:XValidation:rule="!has(self.spec.tensorboardSpec) || size(self.metadata.name) <= 51",message="metadata.name is too long for a job with a TensorBoard: <job>-tensorboard may have at most 63 characters"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label (lower-case letters, digits and '-', starting with a letter): it names the job's Service and starts every pod's hostname",fieldPath=".metadata.name"
+// +kubebuilder:validation:XValidation:rule="self.spec.replicaSpecs.all(r, size(self.metadata.name) + size(r.type) + size(string((has(self.spec.elastic) && has(self.spec.elastic.maxReplicas) && self.spec.elastic.maxReplicas > r.replicas ? self.spec.elastic.maxReplicas : r.replicas) - 1)) + 2 <= 63)",message="metadata.name is too long: pods are named <job>-<type>-<index> and that name is their hostname, at most 63 characters; shorten the job name or the replica type",fieldPath=".metadata.name"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.tensorboardSpec) || size(self.metadata.name) <= 51",message="metadata.name is too long for a job with a TensorBoard: <job>-tensorboard may have at most 63 characters",fieldPath=".metadata.name"
 type PyTorchTrainingJob struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional

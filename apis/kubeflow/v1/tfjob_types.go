@@ -28,8 +28,8 @@ const (
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Waiting")].reason`
 // +kubebuilder:printcolumn:name="Message",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Waiting")].message`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
-// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label (lower-case letters, digits and '-', starting with a letter): it names the job's Services and starts every pod's name"
-// +kubebuilder:validation:XValidation:rule="self.spec.tfReplicaSpecs.all(t, size(self.metadata.name) + size(t) + 2 + size(string([1, has(self.spec.tfReplicaSpecs[t].replicas) ? self.spec.tfReplicaSpecs[t].replicas : 1].max() - 1)) <= 63)",message="metadata.name is too long: pods and their Services are named <job>-<type>-<index> (e.g. <job>-worker-0), at most 63 characters counting the last index; shorten the job name"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label (lower-case letters, digits and '-', starting with a letter): it names the job's Services and starts every pod's name",fieldPath=".metadata.name"
+// +kubebuilder:validation:XValidation:rule="self.spec.tfReplicaSpecs.all(t, size(self.metadata.name) + size(t) + 2 + size(string([1, has(self.spec.tfReplicaSpecs[t].replicas) ? self.spec.tfReplicaSpecs[t].replicas : 1].max() - 1)) <= 63)",message="metadata.name is too long: pods and their Services are named <job>-<type>-<index> (e.g. <job>-worker-0), at most 63 characters counting the last index; shorten the job name",fieldPath=".metadata.name"
 type TFJob struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
