@@ -236,7 +236,7 @@ spec:
   replicaSpecs:
   - {type: master, replicas: 2, template: PYTORCH_POD}
   - {type: worker, replicas: 2, template: PYTORCH_POD}`,
-			wantErr: []string{"spec.replicaSpecs[0]", "replicas: the master replica type has at most 1 replica"},
+			wantErr: []string{"spec.replicaSpecs[0].replicas: Invalid value: the master replica type has at most 1 replica"},
 		},
 		"two chiefs are refused": {
 			manifest: `
@@ -245,7 +245,7 @@ metadata: {name: tf}
 spec:
   replicaSpecs:
   - {type: chief, replicas: 2, template: TF_POD}`,
-			wantErr: []string{"spec.replicaSpecs[0]", "replicas: the chief replica type has at most 1 replica"},
+			wantErr: []string{"spec.replicaSpecs[0].replicas: Invalid value: the chief replica type has at most 1 replica"},
 		},
 		"a master with a scalingWeight is refused": {
 			// Elastic scaling would give the master more than its one replica.
@@ -258,7 +258,7 @@ spec:
   replicaSpecs:
   - {type: master, scalingWeight: 1, template: PYTORCH_POD}
   - {type: worker, scalingWeight: 1, template: PYTORCH_POD}`,
-			wantErr: []string{"spec.replicaSpecs[0]", "scalingWeight: the master replica type has at most 1 replica"},
+			wantErr: []string{"spec.replicaSpecs[0].scalingWeight: Invalid value: the master replica type has at most 1 replica"},
 		},
 		"a PyTorch replica type listed twice is refused": {
 			manifest: `
@@ -343,7 +343,7 @@ spec:
   torchrunConfig: {enabled: true}
   replicaSpecs:
   - {type: worker, scalingWeight: 1, template: PYTORCH_POD}`,
-			wantErr: []string{"spec.elastic", "minReplicas must be less than or equal to maxReplicas"},
+			wantErr: []string{"spec.elastic.minReplicas: Invalid value: minReplicas must be less than or equal to maxReplicas"},
 		},
 		"elastic expectedReplicas below minReplicas is refused": {
 			manifest: `
@@ -354,7 +354,7 @@ spec:
   torchrunConfig: {enabled: true}
   replicaSpecs:
   - {type: worker, scalingWeight: 1, template: PYTORCH_POD}`,
-			wantErr: []string{"spec.elastic", "expectedReplicas must be at least minReplicas"},
+			wantErr: []string{"spec.elastic.expectedReplicas: Invalid value: expectedReplicas must be at least minReplicas"},
 		},
 		"elastic expectedReplicas above maxReplicas is refused": {
 			manifest: `
@@ -365,7 +365,7 @@ spec:
   torchrunConfig: {enabled: true}
   replicaSpecs:
   - {type: worker, scalingWeight: 1, template: PYTORCH_POD}`,
-			wantErr: []string{"spec.elastic", "expectedReplicas must be at most maxReplicas"},
+			wantErr: []string{"spec.elastic.expectedReplicas: Invalid value: expectedReplicas must be at most maxReplicas"},
 		},
 		"elastic without torchrun is refused": {
 			manifest: `
@@ -375,7 +375,7 @@ spec:
   elastic: {enabled: true, minReplicas: 1, maxReplicas: 4}
   replicaSpecs:
   - {type: worker, scalingWeight: 1, template: PYTORCH_POD}`,
-			wantErr: []string{"spec", "elastic.enabled requires torchrunConfig.enabled"},
+			wantErr: []string{"spec.torchrunConfig.enabled: Required value: elastic.enabled requires torchrunConfig.enabled"},
 		},
 		"elastic enabled through the enable alias without torchrun is refused": {
 			manifest: `
@@ -385,7 +385,7 @@ spec:
   elastic: {enable: true, minReplicas: 1, maxReplicas: 4}
   replicaSpecs:
   - {type: worker, scalingWeight: 1, template: PYTORCH_POD}`,
-			wantErr: []string{"elastic.enabled requires torchrunConfig.enabled"},
+			wantErr: []string{"spec.torchrunConfig.enabled: Required value: elastic.enabled requires torchrunConfig.enabled"},
 		},
 		"elastic with torchrun turned off is refused": {
 			manifest: `
@@ -396,7 +396,7 @@ spec:
   torchrunConfig: {enable: false, procPerNode: "2"}
   replicaSpecs:
   - {type: worker, scalingWeight: 1, template: PYTORCH_POD}`,
-			wantErr: []string{"elastic.enabled requires torchrunConfig.enabled"},
+			wantErr: []string{"spec.torchrunConfig.enabled: Required value: elastic.enabled requires torchrunConfig.enabled"},
 		},
 		"elastic without minReplicas and maxReplicas is refused": {
 			manifest: `
@@ -431,7 +431,7 @@ spec:
   torchrunConfig: {enabled: true}
   replicaSpecs:
   - {type: worker, scalingWeight: 1, template: PYTORCH_POD}`,
-			wantErr: []string{"spec.elastic", "enable is an alias of enabled and disagrees with it"},
+			wantErr: []string{"spec.elastic.enable: Invalid value: enable is an alias of enabled and disagrees with it"},
 		},
 		"torchrunConfig enabled and enable disagreeing is refused": {
 			manifest: `
@@ -441,7 +441,7 @@ spec:
   torchrunConfig: {enabled: false, enable: true}
   replicaSpecs:
   - {type: worker, template: PYTORCH_POD}`,
-			wantErr: []string{"spec.torchrunConfig", "enable is an alias of enabled and disagrees with it"},
+			wantErr: []string{"spec.torchrunConfig.enable: Invalid value: enable is an alias of enabled and disagrees with it"},
 		},
 		"runMode.debug enabled and enable disagreeing is refused": {
 			manifest: `
@@ -452,7 +452,7 @@ spec:
     debug: {enabled: true, enable: false}
   replicaSpecs:
   - {type: worker, template: PYTORCH_POD}`,
-			wantErr: []string{"spec.runMode.debug", "enable is an alias of enabled and disagrees with it"},
+			wantErr: []string{"spec.runMode.debug.enable: Invalid value: enable is an alias of enabled and disagrees with it"},
 		},
 		"runMode.pause enabled and enable disagreeing is refused": {
 			manifest: `
@@ -463,7 +463,7 @@ spec:
     pause: {enabled: false, enable: true}
   replicaSpecs:
   - {type: worker, template: TF_POD}`,
-			wantErr: []string{"spec.runMode.pause", "enable is an alias of enabled and disagrees with it"},
+			wantErr: []string{"spec.runMode.pause.enable: Invalid value: enable is an alias of enabled and disagrees with it"},
 		},
 		"enable written as a string is refused": {
 			manifest: `
@@ -753,7 +753,7 @@ spec:
   replicaSpecs:
   - {type: master, template: PYTORCH_POD}
   - {type: worker, template: PYTORCH_POD}`,
-			wantErr: []string{"spec", "runMode.debug.replicaSpecs[].type must name a type listed in replicaSpecs"},
+			wantErr: []string{"spec.runMode.debug.replicaSpecs: Invalid value: runMode.debug.replicaSpecs[].type must name a type listed in replicaSpecs"},
 		},
 		"a resume spec for a type the job does not have is refused": {
 			manifest: `
@@ -767,7 +767,7 @@ spec:
   replicaSpecs:
   - {type: chief, template: TF_POD}
   - {type: worker, template: TF_POD}`,
-			wantErr: []string{"spec", "runMode.pause.resumeSpecs[].type must name a type listed in replicaSpecs"},
+			wantErr: []string{"spec.runMode.pause.resumeSpecs: Invalid value: runMode.pause.resumeSpecs[].type must name a type listed in replicaSpecs"},
 		},
 		"a PyTorch resume spec for a type the job does not have is refused": {
 			manifest: `
@@ -779,7 +779,7 @@ spec:
       resumeSpecs: [{type: master, args: [resume.py]}]
   replicaSpecs:
   - {type: worker, template: PYTORCH_POD}`,
-			wantErr: []string{"runMode.pause.resumeSpecs[].type must name a type listed in replicaSpecs"},
+			wantErr: []string{"spec.runMode.pause.resumeSpecs: Invalid value: runMode.pause.resumeSpecs[].type must name a type listed in replicaSpecs"},
 		},
 
 		// torchrun.
@@ -1110,47 +1110,47 @@ func TestUpdates(t *testing.T) {
 		"changing elastic.minReplicas is refused": {
 			initial: elasticJob,
 			patch:   `{spec: {elastic: {minReplicas: 3}}}`,
-			wantErr: []string{"spec", "elastic.minReplicas is immutable"},
+			wantErr: []string{"spec.elastic.minReplicas: Invalid value: elastic.minReplicas is immutable"},
 		},
 		"changing elastic.maxReplicas is refused": {
 			initial: elasticJob,
 			patch:   `{spec: {elastic: {maxReplicas: 6}}}`,
-			wantErr: []string{"spec", "elastic.maxReplicas is immutable"},
+			wantErr: []string{"spec.elastic.maxReplicas: Invalid value: elastic.maxReplicas is immutable"},
 		},
 		"removing elastic.maxReplicas is refused": {
 			initial: elasticJob,
 			patch:   `{spec: {elastic: {maxReplicas: null}}}`,
-			wantErr: []string{"elastic.maxReplicas is immutable"},
+			wantErr: []string{"spec.elastic.maxReplicas: Invalid value: elastic.maxReplicas is immutable"},
 		},
 		"changing runMode.pause.resumeSpecs is refused": {
 			initial: elasticJob,
 			patch:   `{spec: {runMode: {pause: {resumeSpecs: [{type: worker, args: [other.py]}]}}}}`,
-			wantErr: []string{"spec", "runMode.pause.resumeSpecs is immutable"},
+			wantErr: []string{"spec.runMode.pause.resumeSpecs: Invalid value: runMode.pause.resumeSpecs is immutable"},
 		},
 		"removing runMode.pause.resumeSpecs is refused": {
 			initial: elasticJob,
 			patch:   `{spec: {runMode: null}}`,
-			wantErr: []string{"runMode.pause.resumeSpecs is immutable"},
+			wantErr: []string{"spec.runMode.pause.resumeSpecs: Invalid value: runMode.pause.resumeSpecs is immutable"},
 		},
 		"changing TensorFlow resumeSpecs is refused": {
 			initial: tensorflowJob,
 			patch:   `{spec: {runMode: {pause: {resumeSpecs: [{type: worker, skipInitContainer: true, args: [resume.py]}]}}}}`,
-			wantErr: []string{"spec", "runMode.pause.resumeSpecs is immutable"},
+			wantErr: []string{"spec.runMode.pause.resumeSpecs: Invalid value: runMode.pause.resumeSpecs is immutable"},
 		},
 		"setting spec.managedBy after creation is refused": {
 			initial: elasticJob,
 			patch:   `{spec: {managedBy: kueue.x-k8s.io/multikueue}}`,
-			wantErr: []string{"spec", "spec.managedBy is immutable"},
+			wantErr: []string{"spec.managedBy: Invalid value: spec.managedBy is immutable"},
 		},
 		"changing TensorFlow spec.managedBy is refused": {
 			initial: strings.Replace(tensorflowJob, "spec:\n", "spec:\n  managedBy: kueue.x-k8s.io/multikueue\n", 1),
 			patch:   `{spec: {managedBy: batch.tensorstack.dev/trainyard}}`,
-			wantErr: []string{"spec", "spec.managedBy is immutable"},
+			wantErr: []string{"spec.managedBy: Invalid value: spec.managedBy is immutable"},
 		},
 		"removing spec.managedBy is refused": {
 			initial: strings.Replace(elasticJob, "spec:\n", "spec:\n  managedBy: kueue.x-k8s.io/multikueue\n", 1),
 			patch:   `{spec: {managedBy: null}}`,
-			wantErr: []string{"spec.managedBy is immutable"},
+			wantErr: []string{"spec.managedBy: Invalid value: spec.managedBy is immutable"},
 		},
 		"keeping spec.managedBy while pausing is accepted": {
 			initial: strings.Replace(elasticJob, "spec:\n", "spec:\n  managedBy: kueue.x-k8s.io/multikueue\n", 1),
@@ -1167,7 +1167,7 @@ func TestUpdates(t *testing.T) {
 		"changing expectedReplicas above maxReplicas is refused": {
 			initial: elasticJob,
 			patch:   `{spec: {elastic: {expectedReplicas: 9}}}`,
-			wantErr: []string{"spec.elastic", "expectedReplicas must be at most maxReplicas"},
+			wantErr: []string{"spec.elastic.expectedReplicas: Invalid value: expectedReplicas must be at most maxReplicas"},
 		},
 		"turning pause on is accepted": {
 			initial: elasticJob,
@@ -1180,7 +1180,7 @@ func TestUpdates(t *testing.T) {
 		"turning pause on through enable while enabled is false is refused": {
 			initial: elasticJob,
 			patch:   `{spec: {runMode: {pause: {enable: true}}}}`,
-			wantErr: []string{"spec.runMode.pause", "enable is an alias of enabled and disagrees with it"},
+			wantErr: []string{"spec.runMode.pause.enable: Invalid value: enable is an alias of enabled and disagrees with it"},
 		},
 		"turning debug on is accepted": {
 			initial: tensorflowJob,

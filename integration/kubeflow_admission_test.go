@@ -549,7 +549,7 @@ spec:
   elasticPolicy: {minReplicas: 4, maxReplicas: 2}
   pytorchReplicaSpecs:
     Worker: {replicas: 3, template: PYTORCHJOB_POD}`,
-			wantErr: []string{"spec.elasticPolicy", "spec.elasticPolicy.minReplicas must be at most spec.elasticPolicy.maxReplicas"},
+			wantErr: []string{"spec.elasticPolicy.minReplicas: Invalid value: spec.elasticPolicy.minReplicas must be at most spec.elasticPolicy.maxReplicas"},
 		},
 		"Worker replicas below elasticPolicy.minReplicas are refused": {
 			manifest: `
@@ -809,17 +809,17 @@ func TestKubeflowUpdates(t *testing.T) {
 		"changing runPolicy.managedBy is refused": {
 			initial: elasticPyTorchJob,
 			patch:   `{spec: {runPolicy: {managedBy: kueue.x-k8s.io/multikueue}}}`,
-			wantErr: []string{"spec", "spec.runPolicy.managedBy is immutable"},
+			wantErr: []string{"spec.runPolicy.managedBy: Invalid value: spec.runPolicy.managedBy is immutable"},
 		},
 		"removing runPolicy.managedBy is refused": {
 			initial: elasticPyTorchJob,
 			patch:   `{spec: {runPolicy: null}}`,
-			wantErr: []string{"spec.runPolicy.managedBy is immutable"},
+			wantErr: []string{"spec.runPolicy.managedBy: Invalid value: spec.runPolicy.managedBy is immutable"},
 		},
 		"setting runPolicy.managedBy after creation is refused": {
 			initial: v1beta2TFJob,
 			patch:   `{spec: {runPolicy: {managedBy: kueue.x-k8s.io/multikueue}}}`,
-			wantErr: []string{"spec.runPolicy.managedBy is immutable"},
+			wantErr: []string{"spec.runPolicy.managedBy: Invalid value: spec.runPolicy.managedBy is immutable"},
 		},
 		"suspending a job is accepted": {
 			initial: seedPyTorchJob,

@@ -117,7 +117,7 @@ type RunMode struct {
 }
 
 // DebugMode describes the debug run mode.
-// +kubebuilder:validation:XValidation:rule="!has(self.enabled) || !has(self.enable) || self.enabled == self.enable",message="enable is an alias of enabled and disagrees with it: set only enabled"
+// +kubebuilder:validation:XValidation:rule="!has(self.enabled) || !has(self.enable) || self.enabled == self.enable",message="enable is an alias of enabled and disagrees with it: set only enabled",fieldPath=".enable"
 type DebugMode struct {
 	// enabled turns debug mode on.
 	// +optional
@@ -156,7 +156,7 @@ type ReplicaDebugSet struct {
 }
 
 // PauseMode describes the pause run mode.
-// +kubebuilder:validation:XValidation:rule="!has(self.enabled) || !has(self.enable) || self.enabled == self.enable",message="enable is an alias of enabled and disagrees with it: set only enabled"
+// +kubebuilder:validation:XValidation:rule="!has(self.enabled) || !has(self.enable) || self.enabled == self.enable",message="enable is an alias of enabled and disagrees with it: set only enabled",fieldPath=".enable"
 type PauseMode struct {
 	// enabled pauses the job: its pods are deleted, the job stays.
 	// +optional

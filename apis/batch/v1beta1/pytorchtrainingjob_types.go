@@ -39,13 +39,13 @@ type PyTorchTrainingJob struct {
 
 // PyTorchTrainingJobSpec is the desired state of a PyTorchTrainingJob.
 //
-// +kubebuilder:validation:XValidation:rule="!(has(self.elastic) && ((has(self.elastic.enabled) && self.elastic.enabled) || (has(self.elastic.enable) && self.elastic.enable))) || (has(self.torchrunConfig) && ((has(self.torchrunConfig.enabled) && self.torchrunConfig.enabled) || (has(self.torchrunConfig.enable) && self.torchrunConfig.enable)))",message="elastic.enabled requires torchrunConfig.enabled: elastic training is launched by torchrun"
-// +kubebuilder:validation:XValidation:rule="(has(self.elastic) && has(self.elastic.minReplicas) ? self.elastic.minReplicas : -1) == (has(oldSelf.elastic) && has(oldSelf.elastic.minReplicas) ? oldSelf.elastic.minReplicas : -1)",message="elastic.minReplicas is immutable"
-// +kubebuilder:validation:XValidation:rule="(has(self.elastic) && has(self.elastic.maxReplicas) ? self.elastic.maxReplicas : -1) == (has(oldSelf.elastic) && has(oldSelf.elastic.maxReplicas) ? oldSelf.elastic.maxReplicas : -1)",message="elastic.maxReplicas is immutable"
-// +kubebuilder:validation:XValidation:rule="(has(self.runMode) && has(self.runMode.pause) && has(self.runMode.pause.resumeSpecs) ? self.runMode.pause.resumeSpecs : []) == (has(oldSelf.runMode) && has(oldSelf.runMode.pause) && has(oldSelf.runMode.pause.resumeSpecs) ? oldSelf.runMode.pause.resumeSpecs : [])",message="runMode.pause.resumeSpecs is immutable"
-// +kubebuilder:validation:XValidation:rule="!has(self.runMode) || !has(self.runMode.debug) || !has(self.runMode.debug.replicaSpecs) || self.runMode.debug.replicaSpecs.all(d, self.replicaSpecs.exists(r, r.type == d.type))",message="runMode.debug.replicaSpecs[].type must name a type listed in replicaSpecs"
-// +kubebuilder:validation:XValidation:rule="!has(self.runMode) || !has(self.runMode.pause) || !has(self.runMode.pause.resumeSpecs) || self.runMode.pause.resumeSpecs.all(d, self.replicaSpecs.exists(r, r.type == d.type))",message="runMode.pause.resumeSpecs[].type must name a type listed in replicaSpecs"
-// +kubebuilder:validation:XValidation:rule="has(self.managedBy) ? has(oldSelf.managedBy) && oldSelf.managedBy == self.managedBy : !has(oldSelf.managedBy)",message="spec.managedBy is immutable: create a new job to hand it to another controller"
+// +kubebuilder:validation:XValidation:rule="!(has(self.elastic) && ((has(self.elastic.enabled) && self.elastic.enabled) || (has(self.elastic.enable) && self.elastic.enable))) || (has(self.torchrunConfig) && ((has(self.torchrunConfig.enabled) && self.torchrunConfig.enabled) || (has(self.torchrunConfig.enable) && self.torchrunConfig.enable)))",message="elastic.enabled requires torchrunConfig.enabled: elastic training is launched by torchrun",fieldPath=".torchrunConfig.enabled",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="(has(self.elastic) && has(self.elastic.minReplicas) ? self.elastic.minReplicas : -1) == (has(oldSelf.elastic) && has(oldSelf.elastic.minReplicas) ? oldSelf.elastic.minReplicas : -1)",message="elastic.minReplicas is immutable",fieldPath=".elastic.minReplicas"
+// +kubebuilder:validation:XValidation:rule="(has(self.elastic) && has(self.elastic.maxReplicas) ? self.elastic.maxReplicas : -1) == (has(oldSelf.elastic) && has(oldSelf.elastic.maxReplicas) ? oldSelf.elastic.maxReplicas : -1)",message="elastic.maxReplicas is immutable",fieldPath=".elastic.maxReplicas"
+// +kubebuilder:validation:XValidation:rule="(has(self.runMode) && has(self.runMode.pause) && has(self.runMode.pause.resumeSpecs) ? self.runMode.pause.resumeSpecs : []) == (has(oldSelf.runMode) && has(oldSelf.runMode.pause) && has(oldSelf.runMode.pause.resumeSpecs) ? oldSelf.runMode.pause.resumeSpecs : [])",message="runMode.pause.resumeSpecs is immutable",fieldPath=".runMode.pause.resumeSpecs"
+// +kubebuilder:validation:XValidation:rule="!has(self.runMode) || !has(self.runMode.debug) || !has(self.runMode.debug.replicaSpecs) || self.runMode.debug.replicaSpecs.all(d, self.replicaSpecs.exists(r, r.type == d.type))",message="runMode.debug.replicaSpecs[].type must name a type listed in replicaSpecs",fieldPath=".runMode.debug.replicaSpecs"
+// +kubebuilder:validation:XValidation:rule="!has(self.runMode) || !has(self.runMode.pause) || !has(self.runMode.pause.resumeSpecs) || self.runMode.pause.resumeSpecs.all(d, self.replicaSpecs.exists(r, r.type == d.type))",message="runMode.pause.resumeSpecs[].type must name a type listed in replicaSpecs",fieldPath=".runMode.pause.resumeSpecs"
+// +kubebuilder:validation:XValidation:rule="has(self.managedBy) ? has(oldSelf.managedBy) && oldSelf.managedBy == self.managedBy : !has(oldSelf.managedBy)",message="spec.managedBy is immutable: create a new job to hand it to another controller",fieldPath=".managedBy"
 type PyTorchTrainingJobSpec struct {
 	// replicaSpecs lists the replica types of the job, each with its pod template. The master is
 	// replica 0 of type master if there is one, else replica 0 of the first entry.
@@ -92,8 +92,8 @@ type PyTorchTrainingJobSpec struct {
 }
 
 // PyTorchReplicaSpec describes one replica type of a PyTorchTrainingJob.
-// +kubebuilder:validation:XValidation:rule="self.type != 'master' || !has(self.replicas) || self.replicas <= 1",message="replicas: the master replica type has at most 1 replica"
-// +kubebuilder:validation:XValidation:rule="self.type != 'master' || !has(self.scalingWeight) || self.scalingWeight == 0",message="scalingWeight: the master replica type has at most 1 replica, so elastic scaling cannot give it a share; set its scalingWeight to 0"
+// +kubebuilder:validation:XValidation:rule="self.type != 'master' || !has(self.replicas) || self.replicas <= 1",message="the master replica type has at most 1 replica",fieldPath=".replicas"
+// +kubebuilder:validation:XValidation:rule="self.type != 'master' || !has(self.scalingWeight) || self.scalingWeight == 0",message="the master replica type has at most 1 replica, so elastic scaling cannot give it a share; set its scalingWeight to 0",fieldPath=".scalingWeight"
 type PyTorchReplicaSpec struct {
 	// type of the replica: master, worker, or another DNS label.
 	// +required
@@ -113,11 +113,11 @@ type PyTorchReplicaSpec struct {
 }
 
 // ElasticConfig lets the number of replicas change while the job runs.
-// +kubebuilder:validation:XValidation:rule="!has(self.enabled) || !has(self.enable) || self.enabled == self.enable",message="enable is an alias of enabled and disagrees with it: set only enabled"
+// +kubebuilder:validation:XValidation:rule="!has(self.enabled) || !has(self.enable) || self.enabled == self.enable",message="enable is an alias of enabled and disagrees with it: set only enabled",fieldPath=".enable"
 // +kubebuilder:validation:XValidation:rule="!((has(self.enabled) && self.enabled) || (has(self.enable) && self.enable)) || (has(self.minReplicas) && has(self.maxReplicas))",message="minReplicas and maxReplicas are required when elastic is enabled"
-// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas <= self.maxReplicas",message="minReplicas must be less than or equal to maxReplicas"
-// +kubebuilder:validation:XValidation:rule="!has(self.expectedReplicas) || !has(self.minReplicas) || self.minReplicas <= self.expectedReplicas",message="expectedReplicas must be at least minReplicas"
-// +kubebuilder:validation:XValidation:rule="!has(self.expectedReplicas) || !has(self.maxReplicas) || self.expectedReplicas <= self.maxReplicas",message="expectedReplicas must be at most maxReplicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas <= self.maxReplicas",message="minReplicas must be less than or equal to maxReplicas",fieldPath=".minReplicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.expectedReplicas) || !has(self.minReplicas) || self.minReplicas <= self.expectedReplicas",message="expectedReplicas must be at least minReplicas",fieldPath=".expectedReplicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.expectedReplicas) || !has(self.maxReplicas) || self.expectedReplicas <= self.maxReplicas",message="expectedReplicas must be at most maxReplicas",fieldPath=".expectedReplicas"
 type ElasticConfig struct {
 	// enabled turns elastic training on.
 	// +optional
@@ -148,7 +148,7 @@ type ElasticConfig struct {
 }
 
 // TorchrunConfig launches the training container through torchrun.
-// +kubebuilder:validation:XValidation:rule="!has(self.enabled) || !has(self.enable) || self.enabled == self.enable",message="enable is an alias of enabled and disagrees with it: set only enabled"
+// +kubebuilder:validation:XValidation:rule="!has(self.enabled) || !has(self.enable) || self.enabled == self.enable",message="enable is an alias of enabled and disagrees with it: set only enabled",fieldPath=".enable"
 type TorchrunConfig struct {
 	// enabled turns torchrun on: the training container runs
 	// `torchrun <flags> <extraOptions> <args>`.

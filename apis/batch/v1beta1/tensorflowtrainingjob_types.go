@@ -43,10 +43,10 @@ type TensorFlowTrainingJob struct {
 
 // TensorFlowTrainingJobSpec is the desired state of a TensorFlowTrainingJob.
 //
-// +kubebuilder:validation:XValidation:rule="(has(self.runMode) && has(self.runMode.pause) && has(self.runMode.pause.resumeSpecs) ? self.runMode.pause.resumeSpecs : []) == (has(oldSelf.runMode) && has(oldSelf.runMode.pause) && has(oldSelf.runMode.pause.resumeSpecs) ? oldSelf.runMode.pause.resumeSpecs : [])",message="runMode.pause.resumeSpecs is immutable"
-// +kubebuilder:validation:XValidation:rule="!has(self.runMode) || !has(self.runMode.debug) || !has(self.runMode.debug.replicaSpecs) || self.runMode.debug.replicaSpecs.all(d, self.replicaSpecs.exists(r, r.type == d.type))",message="runMode.debug.replicaSpecs[].type must name a type listed in replicaSpecs"
-// +kubebuilder:validation:XValidation:rule="!has(self.runMode) || !has(self.runMode.pause) || !has(self.runMode.pause.resumeSpecs) || self.runMode.pause.resumeSpecs.all(d, self.replicaSpecs.exists(r, r.type == d.type))",message="runMode.pause.resumeSpecs[].type must name a type listed in replicaSpecs"
-// +kubebuilder:validation:XValidation:rule="has(self.managedBy) ? has(oldSelf.managedBy) && oldSelf.managedBy == self.managedBy : !has(oldSelf.managedBy)",message="spec.managedBy is immutable: create a new job to hand it to another controller"
+// +kubebuilder:validation:XValidation:rule="(has(self.runMode) && has(self.runMode.pause) && has(self.runMode.pause.resumeSpecs) ? self.runMode.pause.resumeSpecs : []) == (has(oldSelf.runMode) && has(oldSelf.runMode.pause) && has(oldSelf.runMode.pause.resumeSpecs) ? oldSelf.runMode.pause.resumeSpecs : [])",message="runMode.pause.resumeSpecs is immutable",fieldPath=".runMode.pause.resumeSpecs"
+// +kubebuilder:validation:XValidation:rule="!has(self.runMode) || !has(self.runMode.debug) || !has(self.runMode.debug.replicaSpecs) || self.runMode.debug.replicaSpecs.all(d, self.replicaSpecs.exists(r, r.type == d.type))",message="runMode.debug.replicaSpecs[].type must name a type listed in replicaSpecs",fieldPath=".runMode.debug.replicaSpecs"
+// +kubebuilder:validation:XValidation:rule="!has(self.runMode) || !has(self.runMode.pause) || !has(self.runMode.pause.resumeSpecs) || self.runMode.pause.resumeSpecs.all(d, self.replicaSpecs.exists(r, r.type == d.type))",message="runMode.pause.resumeSpecs[].type must name a type listed in replicaSpecs",fieldPath=".runMode.pause.resumeSpecs"
+// +kubebuilder:validation:XValidation:rule="has(self.managedBy) ? has(oldSelf.managedBy) && oldSelf.managedBy == self.managedBy : !has(oldSelf.managedBy)",message="spec.managedBy is immutable: create a new job to hand it to another controller",fieldPath=".managedBy"
 type TensorFlowTrainingJobSpec struct {
 	// replicaSpecs lists the task types of the job (chief, worker, ps, evaluator), each with its
 	// pod template. Success is decided by the chief, else by worker 0.
@@ -85,7 +85,7 @@ type TensorFlowTrainingJobSpec struct {
 }
 
 // TensorFlowReplicaSpec describes one task type of a TensorFlowTrainingJob.
-// +kubebuilder:validation:XValidation:rule="self.type != 'chief' || !has(self.replicas) || self.replicas <= 1",message="replicas: the chief replica type has at most 1 replica"
+// +kubebuilder:validation:XValidation:rule="self.type != 'chief' || !has(self.replicas) || self.replicas <= 1",message="the chief replica type has at most 1 replica",fieldPath=".replicas"
 type TensorFlowReplicaSpec struct {
 	// type of the task: chief, worker, ps or evaluator.
 	// +required
