@@ -226,7 +226,28 @@ metadata: {name: pt}
 spec:
   replicaSpecs:
   - {type: Worker_1, template: PYTORCH_POD}`,
-			wantErr: []string{"spec.replicaSpecs[0].type", "should match"},
+			wantErr: []string{`spec.replicaSpecs[0].type: Invalid value: "Worker_1": must be a DNS label (lower-case letters, digits and hyphens, such as master or worker)`},
+		},
+		"a PyTorch replica type written as Kubeflow spells it is refused, saying so": {
+			// Kubeflow's keys are Master and Worker; these types are lower case.
+			manifest: `
+kind: PyTorchTrainingJob
+metadata: {name: pt}
+spec:
+  replicaSpecs:
+  - {type: Worker, template: PYTORCH_POD}`,
+			wantErr: []string{`spec.replicaSpecs[0].type: Invalid value: "Worker": replica types are written in lower case: worker, not Worker`},
+		},
+		"a topologyKey that is not a label key is refused": {
+			manifest: `
+kind: PyTorchTrainingJob
+metadata: {name: pt}
+spec:
+  scheduler:
+    kubernetes: {topologyKey: "rack/"}
+  replicaSpecs:
+  - {type: worker, template: PYTORCH_POD}`,
+			wantErr: []string{`spec.scheduler.kubernetes.topologyKey: Invalid value: "rack/": must be a node label key`},
 		},
 		"two masters are refused": {
 			manifest: `
@@ -791,7 +812,7 @@ spec:
   torchrunConfig: {enabled: true, procPerNode: eight}
   replicaSpecs:
   - {type: worker, template: PYTORCH_POD}`,
-			wantErr: []string{"spec.torchrunConfig.procPerNode", "should match"},
+			wantErr: []string{"spec.torchrunConfig.procPerNode: Invalid value: ", "must be auto, cpu, gpu or a positive integer"},
 		},
 		"a procPerNode of 0 is refused": {
 			manifest: `
@@ -801,7 +822,7 @@ spec:
   torchrunConfig: {enabled: true, procPerNode: "0"}
   replicaSpecs:
   - {type: worker, template: PYTORCH_POD}`,
-			wantErr: []string{"spec.torchrunConfig.procPerNode", "should match"},
+			wantErr: []string{"spec.torchrunConfig.procPerNode: Invalid value: ", "must be auto, cpu, gpu or a positive integer"},
 		},
 		"a procPerNode written as a number is refused": {
 			// procPerNode is a string (it may be gpu); YAML's 4 is an integer.
@@ -837,6 +858,23 @@ spec:
 
 func TestGoodManifestsAreAccepted(t *testing.T) {
 	cases := map[string]string{
+		"label keys with and without a prefix, and replica types with digits and hyphens, are accepted": `
+kind: PyTorchTrainingJob
+metadata: {name: pt}
+spec:
+  torchrunConfig: {enabled: true, procPerNode: "8"}
+  scheduler:
+    kubernetes: {topologyKey: topology.kubernetes.io/zone}
+  replicaSpecs:
+  - {type: worker-2, template: PYTORCH_POD}`,
+		"a topologyKey without a prefix is accepted": `
+kind: PyTorchTrainingJob
+metadata: {name: pt}
+spec:
+  scheduler:
+    kubernetes: {topologyKey: rack_Name.1}
+  replicaSpecs:
+  - {type: worker, template: PYTORCH_POD}`,
 		// The enable alias (SPEC §2).
 		"enable alone is accepted everywhere it is an alias": `
 kind: PyTorchTrainingJob

@@ -233,7 +233,7 @@ type KubernetesScheduler struct {
 	// feature gate.
 	// +optional
 	// +kubebuilder:validation:MaxLength=317
-	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$')",message="must be a node label key, such as topology.kubernetes.io/zone: an optional DNS-subdomain prefix and '/', then letters, digits, '-', '_' and '.'"
 	TopologyKey string `json:"topologyKey,omitempty"`
 }
 

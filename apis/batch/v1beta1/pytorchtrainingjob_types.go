@@ -99,7 +99,7 @@ type PyTorchReplicaSpec struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=40
-	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",messageExpression="self.lowerAscii().matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$') ? 'replica types are written in lower case: ' + self.lowerAscii() + ', not ' + self : 'must be a DNS label (lower-case letters, digits and hyphens, such as master or worker): it is part of every pod name, <job>-<type>-<index>'"
 	Type string `json:"type"`
 
 	// scalingWeight is this type's share of elastic.expectedReplicas. With weight 0 (the
@@ -170,7 +170,7 @@ type TorchrunConfig struct {
 	// nvidia.com/gpu limit, or cpu or auto (resolved by torchrun). Defaults to 1.
 	// +optional
 	// +kubebuilder:validation:MaxLength=16
-	// +kubebuilder:validation:Pattern=`^([1-9][0-9]*|gpu|cpu|auto)$`
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([1-9][0-9]*|gpu|cpu|auto)$')",message="must be auto, cpu, gpu or a positive integer (the training processes per pod)"
 	ProcPerNode string `json:"procPerNode,omitempty"`
 
 	// rdzvBackend is torchrun's --rdzv-backend. Defaults to c10d.
