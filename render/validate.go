@@ -229,3 +229,19 @@ func sortWarnings(w []Warning) {
 		return w[a].Message < w[b].Message
 	})
 }
+
+// TemplateOfPod is the field of the job's manifest that pod name is made from (e.g.
+// spec.replicaSpecs[1].template, spec.tfReplicaSpecs.Worker.template), so that the API server's
+// refusal of a pod, which names the pod's fields (spec.containers[0]...), can be traced to the
+// job's. It is false for a name that is none of the job's pods.
+func (j *Job) TemplateOfPod(name string) (*field.Path, bool) {
+	for i, t := range j.Replicas {
+		prefix := strings.TrimSuffix(PodName(j.Name, t.Type, 0), "0")
+		rest, ok := strings.CutPrefix(name, prefix)
+		if !ok || rest == "" || strings.Trim(rest, "0123456789") != "" {
+			continue
+		}
+		return j.replicaPath(i).Child("template"), true
+	}
+	return nil, false
+}

@@ -37,3 +37,34 @@ func TestTemplateRefusalIsBoundedAndStable(t *testing.T) {
 		}
 	}
 }
+
+// TestTemplateOfPod: a pod's name leads to the template it is made from, in the manifest's own
+// spelling, so that the API server's refusal of the pod can name the job's field.
+func TestTemplateOfPod(t *testing.T) {
+	job := tensorflowJob(1, 0, 2) // types chief, ps (no replicas) and worker
+	job.Name = "j"
+	job.Replicas = append(job.Replicas, ReplicaType{Type: "worker-2", Replicas: 1})
+	cases := map[string]string{
+		"j-chief-0":     "spec.replicaSpecs[0].template",
+		"j-ps-0":        "spec.replicaSpecs[1].template",
+		"j-worker-1":    "spec.replicaSpecs[2].template",
+		"j-worker-2-0":  "spec.replicaSpecs[3].template", // not worker's index "2-0"
+		"j-worker-":     "",
+		"j-worker-x":    "",
+		"k-worker-0":    "",
+		"j-evaluator-0": "",
+	}
+	for name, want := range cases {
+		got := ""
+		if p, ok := job.TemplateOfPod(name); ok {
+			got = p.String()
+		}
+		if got != want {
+			t.Errorf("TemplateOfPod(%q) = %q; want %q", name, got, want)
+		}
+	}
+	job.Kubeflow = &Kubeflow{}
+	if p, ok := job.TemplateOfPod("j-worker-0"); !ok || p.String() != "spec.tfReplicaSpecs.Worker.template" {
+		t.Errorf("a TFJob's worker pod: TemplateOfPod = %v, %v; want spec.tfReplicaSpecs.Worker.template", p, ok)
+	}
+}

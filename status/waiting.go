@@ -72,7 +72,7 @@ func waitingCause(in Input, st *batch.TrainingJobStatus) *cause {
 		return &cause{render.ReasonNameConflict, in.NameTaken}
 	}
 	if in.CreateRefused != "" {
-		return &cause{batch.ReasonCreateFailed, "the API server refused to create pods: " + in.CreateRefused}
+		return &cause{batch.ReasonCreateFailed, "the API server refused to create pods: " + in.CreateRefused + templateHint(in.Job, in.CreateRefused)}
 	}
 	desired := in.Job.PodCount()
 	if lost := countPods(in.Pods, nodeLost); lost > 0 {
@@ -346,4 +346,34 @@ func setWaiting(st *batch.TrainingJobStatus, c *cause, now metav1.Time) {
 		return
 	}
 	setCondition(st, now, batch.ConditionWaiting, true, c.reason, shorten(strings.TrimSpace(c.message), maxWaitingMessage))
+}
+
+// templateHint, for a pod the API server found invalid, names the job's field the pod is made
+// from: the refusal names the pod's fields (spec.containers[0].resources.requests), which are
+// that template's. Empty for other refusals (a quota, a policy), which name no field.
+func templateHint(job *render.Job, refused string) string {
+	name, ok := invalidPod(refused)
+	if !ok || job == nil {
+		return ""
+	}
+	path, ok := job.TemplateOfPod(name)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf(" (pod %s is made from %s: its spec is %s.spec)", name, path, path)
+}
+
+// invalidPod is the name of the pod in an API server's "Pod "NAME" is invalid: ..." refusal.
+func invalidPod(refused string) (string, bool) {
+	const head = `Pod "`
+	i := strings.Index(refused, head)
+	if i < 0 {
+		return "", false
+	}
+	rest := refused[i+len(head):]
+	name, tail, ok := strings.Cut(rest, `"`)
+	if !ok || !strings.HasPrefix(tail, " is invalid:") {
+		return "", false
+	}
+	return name, true
 }

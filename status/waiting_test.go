@@ -110,6 +110,12 @@ func TestWaiting(t *testing.T) {
 			gangRefused: `workloads.scheduling.k8s.io "j" is forbidden: ValidatingAdmissionPolicy 'no-gangs' with binding 'no-gangs' denied request: gang scheduling is not allowed here`,
 			wantReason:  batch.ReasonCreateFailed, wantMessage: `the API server refused the job's gang object, so no pod is created: workloads.scheduling.k8s.io "j" is forbidden: ValidatingAdmissionPolicy 'no-gangs' with binding 'no-gangs' denied request: gang scheduling is not allowed here`,
 		},
+		"a pod the API server finds invalid is traced to the job's template": {
+			// The API server names the pod's field; the job's is under the template of its type.
+			job:        newJob(1).Obj(),
+			refused:    `Pod "j-worker-0" is invalid: spec.containers[0].resources.requests: Invalid value: "4": must be less than or equal to cpu limit of 2`,
+			wantReason: batch.ReasonCreateFailed, wantMessage: `the API server refused to create pods: Pod "j-worker-0" is invalid: spec.containers[0].resources.requests: Invalid value: "4": must be less than or equal to cpu limit of 2 (pod j-worker-0 is made from spec.replicaSpecs[1].template: its spec is spec.replicaSpecs[1].template.spec)`,
+		},
 		"pod creation refused by the API server says so in its words": {
 			job:        newJob(1).Status(running).Obj(),
 			refused:    `pods "j-worker-0" is forbidden: exceeded quota: gpus, requested: requests.nvidia.com/gpu=8, used: requests.nvidia.com/gpu=0, limited: requests.nvidia.com/gpu=4`,
