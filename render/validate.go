@@ -126,7 +126,27 @@ func gangErrors(j *Job) field.ErrorList {
 			errs = append(errs, field.Invalid(keyPath, s.Kubernetes.TopologyKey, msg+" (a node label key)"))
 		}
 	}
+	if k := j.Kubeflow; k != nil && k.MinAvailable != nil && gangOf(j) != nil {
+		if want, most := int64(*k.MinAvailable), j.mostPods(); want > most {
+			errs = append(errs, field.Invalid(field.NewPath("spec", "runPolicy", "schedulingPolicy", "minAvailable"), want,
+				fmt.Sprintf("the gang would wait for %d pods to be scheduled together, but the job has at most %d: none would ever run; set minAvailable to at most %d, or leave it out (the gang is then every pod)", want, most, most)))
+		}
+	}
 	return errs
+}
+
+// mostPods is the most pods the job can have: its pods now, and for an elastic job its workers
+// at maxReplicas.
+func (j *Job) mostPods() int64 {
+	n := int64(j.PodCount())
+	if e := j.Elastic; e != nil {
+		for _, t := range j.Replicas {
+			if t.Type == "worker" && e.Max > t.Replicas {
+				n += int64(e.Max - t.Replicas)
+			}
+		}
+	}
+	return n
 }
 
 // replicaSpecsPath is the field that holds the job's replica types: spec.replicaSpecs, or the

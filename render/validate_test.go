@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 )
 
 // TestTemplateRefusalIsBoundedAndStable: a template of many bad labels gives a short refusal
@@ -66,5 +68,38 @@ func TestTemplateOfPod(t *testing.T) {
 	job.Kubeflow = &Kubeflow{}
 	if p, ok := job.TemplateOfPod("j-worker-0"); !ok || p.String() != "spec.tfReplicaSpecs.Worker.template" {
 		t.Errorf("a TFJob's worker pod: TemplateOfPod = %v, %v; want spec.tfReplicaSpecs.Worker.template", p, ok)
+	}
+}
+
+// TestMinAvailableAboveThePods: a Kubeflow job's minAvailable is refused only when a gang is made
+// and it exceeds the most pods the job can have (an elastic job's workers at maxReplicas).
+func TestMinAvailableAboveThePods(t *testing.T) {
+	gang := &batch.SchedulePolicy{Kubernetes: &batch.KubernetesScheduler{}}
+	cases := map[string]struct {
+		min     int32
+		gang    *batch.SchedulePolicy
+		elastic *Elastic
+		refused bool
+	}{
+		"all the pods":                          {min: 3, gang: gang},
+		"one more than the pods":                {min: 4, gang: gang, refused: true},
+		"without a gang it is not read":         {min: 99},
+		"an elastic job's workers at their max": {min: 5, gang: gang, elastic: &Elastic{Min: 1, Max: 4, Expected: 2}},
+		"beyond an elastic job's max":           {min: 6, gang: gang, elastic: &Elastic{Min: 1, Max: 4, Expected: 2}, refused: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			job := tensorflowJob(1, 0, 2) // chief 1, worker 2
+			job.Kubeflow = &Kubeflow{MinAvailable: ptr(tc.min)}
+			job.Scheduler, job.Elastic = tc.gang, tc.elastic
+			err := Validate(&job)
+			if tc.refused {
+				if err == nil || !strings.Contains(err.Error(), "spec.runPolicy.schedulingPolicy.minAvailable: Invalid value") {
+					t.Errorf("Validate = %v; want minAvailable refused", err)
+				}
+			} else if err != nil {
+				t.Errorf("Validate = %v; want no error", err)
+			}
+		})
 	}
 }
