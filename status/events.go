@@ -102,6 +102,9 @@ func events(r Round) []Event {
 	if e, ok := waitingEvent(r); ok {
 		ev = append(ev, e)
 	}
+	if e, ok := tensorBoardEvent(r); ok {
+		ev = append(ev, e)
+	}
 	// Kueue's hold is no fault: a Normal event when the job starts waiting for its queue; one the
 	// user must mend (Kueue not installed, a priority class missing) is a Warning.
 	if d.Queued != nil && r.Written && !heldBy(r.Prev, d.Queued.Reason) && !(r.Prev.Phase != r.Next.Phase && r.Prev.Phase != "") {
@@ -189,6 +192,25 @@ func waitingEvent(r Round) (Event, bool) {
 		return Event{}, false // a hold of Kueue's (KueueNotInstalled, PriorityClassNotFound): its own event says it
 	}
 	return Event{corev1.EventTypeWarning, next.Reason, next.Message}, true
+}
+
+// tensorBoardEvent is the one Warning event of a reason the job's TensorBoard cannot work for
+// (its claim missing, its pod refused, its name taken) that appears or changes, once the status
+// that records it is written: status.tensorboard says it, and the events say it as the Waiting
+// condition's do.
+func tensorBoardEvent(r Round) (Event, bool) {
+	next := r.Next.Tensorboard
+	if !r.Written || next == nil || next.Ready || next.Type != corev1.EventTypeWarning {
+		return Event{}, false
+	}
+	if prev := r.Prev.Tensorboard; prev != nil && prev.Type == corev1.EventTypeWarning && prev.Reason == next.Reason {
+		return Event{}, false
+	}
+	name := next.Name
+	if next.Dependent != nil {
+		name = next.Dependent.Name
+	}
+	return Event{corev1.EventTypeWarning, next.Reason, "TensorBoard " + name + ": " + next.Note}, true
 }
 
 // midPacing: the round created some of a paced job's pods, neither its first batch (the status did

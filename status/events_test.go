@@ -29,6 +29,16 @@ func TestEvents(t *testing.T) {
 		round Round
 		want  []Event
 	}{
+		"a TensorBoard that cannot start says why, once it is written": {
+			round: Round{Prev: running, Next: withTensorBoard(running, "PVCNotFound"), Written: true, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning}}},
+			want:  []Event{{corev1.EventTypeWarning, "PVCNotFound", `TensorBoard j-tensorboard: 1 of 1 pods: persistentvolumeclaim "logs" not found`}},
+		},
+		"and not again for the same reason": {
+			round: Round{Prev: withTensorBoard(running, "PVCNotFound"), Next: withTensorBoard(running, "PVCNotFound"), Written: true, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning}}},
+		},
+		"nor for a TensorBoard on its way": {
+			round: Round{Prev: running, Next: withTensorBoard(running, ""), Written: true, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning}}},
+		},
 		"a job whose status first leaves pods out of its lists says so, once it is written": {
 			round: Round{Prev: running, Next: trimmed, Written: true, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning}}},
 			want:  []Event{{corev1.EventTypeNormal, EventStatusTrimmed, "status.tasks[].replicaStatus lists 5800 of the 10000 pods the job has, those neither Running nor Succeeded first: every pod would take the job past the API server's object size limit. status.aggregate counts them all; `kubectl get pods -l tensorstack.dev/owner-kind=PyTorchTrainingJob,tensorstack.dev/owner-name=j` lists them"}},
@@ -159,4 +169,17 @@ func TestEvents(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withTensorBoard is st with a TensorBoard not ready for reason (a Warning), or, with no reason,
+// one still being made (Normal).
+func withTensorBoard(st *batch.TrainingJobStatus, reason string) *batch.TrainingJobStatus {
+	out := st.DeepCopy()
+	tb := &batch.DependentStatus{Name: "tensorboard", Dependent: &corev1.ObjectReference{Kind: "Deployment", Name: "j-tensorboard"},
+		Type: corev1.EventTypeNormal, Reason: "Progressing"}
+	if reason != "" {
+		tb.Type, tb.Reason, tb.Note = corev1.EventTypeWarning, reason, `1 of 1 pods: persistentvolumeclaim "logs" not found`
+	}
+	out.Tensorboard = tb
+	return out
 }
