@@ -428,7 +428,7 @@ spec:
   torchrunConfig: {enabled: true}
   replicaSpecs:
   - {type: worker, scalingWeight: 1, template: PYTORCH_POD}`,
-			wantErr: []string{"spec.elastic", "minReplicas and maxReplicas are required when elastic is enabled"},
+			wantErr: []string{"spec.elastic.minReplicas: Required value: minReplicas is required when elastic is enabled", "spec.elastic.maxReplicas: Required value: maxReplicas is required when elastic is enabled"},
 		},
 		"elastic with minReplicas 0 is refused": {
 			manifest: `

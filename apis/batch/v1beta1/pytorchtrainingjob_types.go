@@ -114,7 +114,8 @@ type PyTorchReplicaSpec struct {
 
 // ElasticConfig lets the number of replicas change while the job runs.
 // +kubebuilder:validation:XValidation:rule="!has(self.enabled) || !has(self.enable) || self.enabled == self.enable",message="enable is an alias of enabled and disagrees with it: set only enabled",fieldPath=".enable"
-// +kubebuilder:validation:XValidation:rule="!((has(self.enabled) && self.enabled) || (has(self.enable) && self.enable)) || (has(self.minReplicas) && has(self.maxReplicas))",message="minReplicas and maxReplicas are required when elastic is enabled"
+// +kubebuilder:validation:XValidation:rule="!((has(self.enabled) && self.enabled) || (has(self.enable) && self.enable)) || has(self.minReplicas)",message="minReplicas is required when elastic is enabled: the fewest workers training may go on with",fieldPath=".minReplicas",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="!((has(self.enabled) && self.enabled) || (has(self.enable) && self.enable)) || has(self.maxReplicas)",message="maxReplicas is required when elastic is enabled: the most workers the job may grow to",fieldPath=".maxReplicas",reason=FieldValueRequired
 // +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas <= self.maxReplicas",message="minReplicas must be less than or equal to maxReplicas",fieldPath=".minReplicas"
 // +kubebuilder:validation:XValidation:rule="!has(self.expectedReplicas) || !has(self.minReplicas) || self.minReplicas <= self.expectedReplicas",message="expectedReplicas must be at least minReplicas",fieldPath=".expectedReplicas"
 // +kubebuilder:validation:XValidation:rule="!has(self.expectedReplicas) || !has(self.maxReplicas) || self.expectedReplicas <= self.maxReplicas",message="expectedReplicas must be at most maxReplicas",fieldPath=".expectedReplicas"
