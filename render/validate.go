@@ -45,7 +45,7 @@ func Validate(j *Job) error {
 				continue
 			}
 			if msgs := validation.IsDNS1123Label(t.Type); len(msgs) > 0 {
-				errs = append(errs, field.Invalid(path.Child("type"), t.Type, msgs[0]))
+				errs = append(errs, field.Invalid(path.Child("type"), t.Type, replicaTypeMessage(t.Type)))
 				continue
 			}
 		}
@@ -264,4 +264,13 @@ func (j *Job) TemplateOfPod(name string) (*field.Path, bool) {
 		return j.replicaPath(i).Child("template"), true
 	}
 	return nil, false
+}
+
+// replicaTypeMessage says why typ, no DNS label, is no replica type, in admission's words: a type
+// in capitals (Worker, as Kubeflow spells its keys) is told its lower-case spelling.
+func replicaTypeMessage(typ string) string {
+	if lower := strings.ToLower(typ); len(validation.IsDNS1123Label(lower)) == 0 {
+		return fmt.Sprintf("replica types are written in lower case: %s, not %s", lower, typ)
+	}
+	return "must be a DNS label (lower-case letters, digits and hyphens, such as master or worker): it is part of every pod name, <job>-<type>-<index>"
 }

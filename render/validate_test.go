@@ -103,3 +103,15 @@ func TestMinAvailableAboveThePods(t *testing.T) {
 		})
 	}
 }
+
+// TestReplicaTypeMessage: render refuses a PyTorch replica type in admission's words.
+func TestReplicaTypeMessage(t *testing.T) {
+	for typ, want := range map[string]string{
+		"Worker":    "replica types are written in lower case: worker, not Worker",
+		"my_worker": "must be a DNS label (lower-case letters, digits and hyphens, such as master or worker): it is part of every pod name, <job>-<type>-<index>",
+	} {
+		if got := replicaTypeMessage(typ); got != want {
+			t.Errorf("replicaTypeMessage(%q) = %q; want %q", typ, got, want)
+		}
+	}
+}
