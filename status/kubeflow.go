@@ -50,6 +50,12 @@ func ToKubeflow(st *batch.TrainingJobStatus, j *render.Job) kubeflowv1.JobStatus
 		ta, tb := &ks.Conditions[a].LastTransitionTime, &ks.Conditions[b].LastTransitionTime
 		return ta.Before(tb) || ta.Equal(tb) && ks.Conditions[a].Status != corev1.ConditionTrue && ks.Conditions[b].Status == corev1.ConditionTrue
 	})
+	// A Created that turned False (an edit render refuses, InvalidSpec) goes before the conditions
+	// that hold: Kubeflow's operator never sets it False, and last it would show a running job's
+	// State as Created; the Reason column says InvalidSpec.
+	sort.SliceStable(ks.Conditions, func(a, b int) bool {
+		return createdFalse(&ks.Conditions[a]) && !createdFalse(&ks.Conditions[b])
+	})
 	// Waiting goes first: the State column shows the last condition's type, which stays one of
 	// Kubeflow's.
 	if c := meta.FindStatusCondition(st.Conditions, batch.ConditionWaiting); c != nil {
@@ -147,4 +153,8 @@ func kubeflowWording(j *render.Job, typ kubeflowv1.JobConditionType, c metav1.Co
 func ProjectKubeflow(st *batch.TrainingJobStatus, j *render.Job) batch.TrainingJobStatus {
 	ks := ToKubeflow(st, j)
 	return render.FromKubeflowStatus(&ks)
+}
+
+func createdFalse(c *kubeflowv1.JobCondition) bool {
+	return c.Type == kubeflowv1.JobCreated && c.Status != corev1.ConditionTrue
 }

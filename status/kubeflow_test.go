@@ -311,3 +311,25 @@ func TestKubeflowStateOfTransitionsInOneSecond(t *testing.T) {
 		t.Errorf("the last condition (the State column) is %s %s; want Running True. Conditions: %+v", last.Type, last.Status, written.Conditions)
 	}
 }
+
+// TestKubeflowStateOfARunningJobEditedIntoInvalidSpec: an edit render refuses turns Created False
+// (InvalidSpec) while the pods run on; the State column (the last condition) still says Running,
+// and the Reason column says InvalidSpec.
+func TestKubeflowStateOfARunningJobEditedIntoInvalidSpec(t *testing.T) {
+	j := kubeflowJob(false, kubeflowv1.JobStatus{})
+	st := batch.TrainingJobStatus{Phase: batch.JobRunning, Conditions: []metav1.Condition{
+		{Type: batch.ConditionWaiting, Status: metav1.ConditionTrue, Reason: ReasonInvalidSpec, LastTransitionTime: metav1.NewTime(t0)},
+		{Type: batch.ConditionRunning, Status: metav1.ConditionTrue, Reason: batch.ReasonPodsRunning, LastTransitionTime: metav1.NewTime(t0.Add(-time.Minute))},
+		{Type: batch.ConditionInitialized, Status: metav1.ConditionFalse, Reason: ReasonInvalidSpec, LastTransitionTime: metav1.NewTime(t0)},
+	}}
+	written := ToKubeflow(&st, &j)
+	if last := written.Conditions[len(written.Conditions)-1]; last.Type != kubeflowv1.JobRunning || last.Status != corev1.ConditionTrue {
+		t.Errorf("the last condition (the State column) is %s %s; want Running True. Conditions: %+v", last.Type, last.Status, written.Conditions)
+	}
+	if first := written.Conditions[0]; first.Type != kubeflowv1.JobWaiting || first.Reason != ReasonInvalidSpec {
+		t.Errorf("the first condition is %s %s; want Waiting InvalidSpec", first.Type, first.Reason)
+	}
+	if back := render.FromKubeflowStatus(&written); back.Phase != batch.JobRunning {
+		t.Errorf("read back, the phase is %q; want Running", back.Phase)
+	}
+}
