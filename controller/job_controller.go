@@ -337,7 +337,7 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 
 	warn := r.firstRoundOf(uid, job.GetGeneration())
 	recordEvents(r.recorder, job, out, act.created, status.Events(status.Round{
-		Prev: &current, Next: &next, Out: out, RenderErr: renderErr,
+		Prev: &current, Next: &next, Out: out, RenderErr: renderErr, Job: &model,
 		Created: act.created, CreateErr: cmp.Or(act.createErr, act.gangErr), Warn: warn, Written: written,
 	}))
 	r.record(job, &model, out, &next, act, now)

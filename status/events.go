@@ -41,6 +41,9 @@ type Round struct {
 	CreateErr error
 	// Warn is true when render's warnings should be recorded: the first round of a generation.
 	Warn bool
+	// Job is the job rendered, if render took it: a pod the API server found invalid is traced
+	// to its template (templateHint).
+	Job *render.Job
 	// Written is true when Next was written in this round. Events about a change of the status
 	// (phase, blocked) wait for the write that records it; until then Prev still holds the old one.
 	Written bool
@@ -90,7 +93,8 @@ func events(r Round) []Event {
 		ev = append(ev, Event{corev1.EventTypeNormal, EventPodsCreated, msg})
 	}
 	if r.CreateErr != nil {
-		ev = append(ev, Event{corev1.EventTypeWarning, EventCreateFailed, r.CreateErr.Error()})
+		msg := r.CreateErr.Error()
+		ev = append(ev, Event{corev1.EventTypeWarning, EventCreateFailed, msg + templateHint(r.Job, msg)})
 	}
 	d := &r.Out.Decisions
 	if len(d.Restarts) > 0 {

@@ -25,10 +25,21 @@ func TestEvents(t *testing.T) {
 		{Type: batch.ConditionWaiting, Status: metav1.ConditionTrue, Reason: batch.ReasonQueued, Message: "Kueue holds the job in LocalQueue q"}}}
 	trimmed := &batch.TrainingJobStatus{Phase: batch.JobRunning, Selector: "tensorstack.dev/owner-kind=PyTorchTrainingJob,tensorstack.dev/owner-name=j",
 		Tasks: []batch.TaskStatus{{Type: "master", ReplicaStatus: make([]batch.ReplicaStatus, 1)}, {Type: "worker", ReplicaStatus: make([]batch.ReplicaStatus, 5799), ReplicaStatusOmitted: 4200}}}
+	jobOfTwoTypes := render.FromPyTorchTrainingJob(&newJob(1).job) // master, worker
 	cases := map[string]struct {
 		round Round
 		want  []Event
 	}{
+		"a pod the API server finds invalid is traced to the job's template": {
+			round: Round{Prev: running, Next: running, Job: &jobOfTwoTypes, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning}},
+				CreateErr: errors.New(`creating Pod ns/j-worker-0: Pod "j-worker-0" is invalid: spec.containers[0].volumeMounts[0].name: Not found: "data"`)},
+			want: []Event{{corev1.EventTypeWarning, EventCreateFailed, `creating Pod ns/j-worker-0: Pod "j-worker-0" is invalid: spec.containers[0].volumeMounts[0].name: Not found: "data" (pod j-worker-0 is made from spec.replicaSpecs[1].template: its spec is spec.replicaSpecs[1].template.spec)`}},
+		},
+		"a refusal that names no pod field is said as it is": {
+			round: Round{Prev: running, Next: running, Job: &jobOfTwoTypes, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning}},
+				CreateErr: errors.New(`creating Pod ns/j-worker-0: pods "j-worker-0" is forbidden: exceeded quota: gpus`)},
+			want: []Event{{corev1.EventTypeWarning, EventCreateFailed, `creating Pod ns/j-worker-0: pods "j-worker-0" is forbidden: exceeded quota: gpus`}},
+		},
 		"a TensorBoard that cannot start says why, once it is written": {
 			round: Round{Prev: running, Next: withTensorBoard(running, "PVCNotFound"), Written: true, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning}}},
 			want:  []Event{{corev1.EventTypeWarning, "PVCNotFound", `TensorBoard j-tensorboard: 1 of 1 pods: persistentvolumeclaim "logs" not found`}},
