@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -196,13 +197,15 @@ func (n *network) start(t *testing.T, pod *corev1.Pod, rt runtime, workdir strin
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	started := time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	proc := &process{pod: pod.Name, cmd: cmd, log: log, done: make(chan struct{})}
+	proc := &process{pod: pod.Name, cmd: cmd, log: log, done: make(chan struct{}), started: started}
 	n.procs = append(n.procs, proc)
 	go func() {
 		proc.err = cmd.Wait()
+		proc.finished = time.Now()
 		f.Close()
 		close(proc.done)
 	}()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
@@ -93,7 +94,10 @@ func playRestart(t *testing.T, tc restartCase, rt runtime, workdir string, n int
 	<-runs[victim].proc.done
 	t.Logf("%s killed at step 3 or later", victim)
 
-	restarted, backoff := playController(t, &job, runs, net, start, began, "the kill", deadline, func(dec *render.Output) {
+	restarted, backoff := playController(t, &job, runs, net, start, began, "the kill", deadline, func(round int, dec *render.Output) {
+		if round > 0 {
+			return
+		}
 		var deleted []string
 		for _, d := range dec.Decisions.Delete {
 			deleted = append(deleted, d.Name)
@@ -206,18 +210,18 @@ func logRunsOnFailure(t *testing.T, runs map[string]*podRun) {
 
 // playController stands in for the controller until render says the job finished: it reports
 // every pod's end to render, carries out its deletions (the kubelet stopping each pod) and
-// creations, and waits for the next end. first, when set, sees render's first answer. It
-// returns the pods deleted, in order, and the job's last backoffCount; since and what word its
+// creations, and waits for the next end, or for when render asked to run again (a restart's
+// back-off). each, when set, sees every answer of render's to what it observed, numbered from 0.
+// It returns the pods deleted, in order, and the job's last backoffCount; since and what word its
 // log line ("job Succeeded 18.2 s after the kill").
 func playController(t *testing.T, job *render.Job, runs map[string]*podRun, net *network, start func(*corev1.Pod),
-	since time.Time, what string, deadline time.Time, first func(*render.Output)) (restarted []string, backoff int32) {
+	since time.Time, what string, deadline time.Time, each func(round int, dec *render.Output)) (restarted []string, backoff int32) {
 	t.Helper()
-	for {
+	for round := 0; ; round++ {
 		observed := observe(runs)
 		dec := decide(t, job, observed)
-		if first != nil {
-			first(dec)
-			first = nil
+		if each != nil {
+			each(round, dec)
 		}
 		backoff = dec.Decisions.BackoffCount
 		if p := dec.Decisions.Phase; p == batch.JobSucceeded || p == batch.JobFailed {
@@ -239,31 +243,40 @@ func playController(t *testing.T, job *render.Job, runs map[string]*podRun, net 
 				start(podNamed(t, dec, name))
 			}
 		}
-		if !waitForAnEnd(runs, deadline) {
+		// Note: the controller requeues the job when render asks it to, as for a restart held by
+		// its back-off, with nothing else changing meanwhile.
+		wake := deadline
+		if d := dec.Decisions.RequeueAfter; d != nil && time.Now().Add(d.Duration).Before(wake) {
+			wake = time.Now().Add(d.Duration)
+		}
+		if !waitForAnEnd(runs, wake) && !time.Now().Before(deadline) {
 			t.Fatalf("no pod ended within %s of the start and the job did not finish", jobTimeout)
 		}
 	}
 }
 
 // observe is each pod as the API server would show it: Running while its process runs, then
-// Succeeded or Failed with the training container's exit code. Each start is a new pod (UID).
+// Succeeded or Failed with the training container's exit code; the container's startedAt and
+// finishedAt are the process's start and end, in the kubelet's whole seconds. Each start is a new
+// pod (UID).
 func observe(runs map[string]*podRun) []*corev1.Pod {
 	var out []*corev1.Pod
 	for name, r := range runs {
 		p := r.pod.DeepCopy()
 		p.UID = types.UID(fmt.Sprintf("%s-%d", name, r.starts))
 		status := corev1.ContainerStatus{Name: "pytorch"}
+		started := kubeletTime(r.proc.started)
 		select {
 		case <-r.proc.done:
 			r.reported = true
 			code := exitCode(r.proc)
-			status.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: code}
+			status.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: code, StartedAt: started, FinishedAt: kubeletTime(r.proc.finished)}
 			p.Status.Phase = corev1.PodFailed
 			if code == 0 {
 				p.Status.Phase = corev1.PodSucceeded
 			}
 		default:
-			status.State.Running = &corev1.ContainerStateRunning{}
+			status.State.Running = &corev1.ContainerStateRunning{StartedAt: started}
 			p.Status.Phase = corev1.PodRunning
 		}
 		p.Status.ContainerStatuses = []corev1.ContainerStatus{status}
@@ -271,6 +284,11 @@ func observe(runs map[string]*podRun) []*corev1.Pod {
 	}
 	slices.SortFunc(out, func(a, b *corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
 	return out
+}
+
+// kubeletTime is t as a pod's status carries it: RFC 3339, whole seconds.
+func kubeletTime(t time.Time) metav1.Time {
+	return metav1.NewTime(t).Rfc3339Copy()
 }
 
 // decide renders the job for the pods observed and carries its decisions into the job's status,
@@ -299,7 +317,7 @@ func podNamed(t *testing.T, out *render.Output, name string) *corev1.Pod {
 	return nil
 }
 
-// waitForAnEnd waits until a process render has not been told of ends, or the deadline.
+// waitForAnEnd waits until a process render has not been told of ends (true), or the deadline.
 func waitForAnEnd(runs map[string]*podRun, deadline time.Time) bool {
 	for time.Now().Before(deadline) {
 		for _, r := range runs {

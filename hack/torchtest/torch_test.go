@@ -324,6 +324,9 @@ type process struct {
 	log  string
 	done chan struct{}
 	err  error
+	// started and finished are when the process started and ended (finished is set before done
+	// closes): the container's startedAt and finishedAt the kubelet would report.
+	started, finished time.Time
 }
 
 func (p *process) output() string {

@@ -16,6 +16,18 @@ import torch.distributed as dist
 # <step> <world size>" after every one, so that a test can fail or scale a replica mid-training.
 steps = int(sys.argv[sys.argv.index("--steps") + 1]) if "--steps" in sys.argv else 0
 
+# --fail-first N: the pod's first N starts exit 1 before they join, as a container failing on
+# a cause outside it would (a data server down); the starts are counted in the file
+# fail-count-<hostname> of the working directory, which the pods share.
+if "--fail-first" in sys.argv:
+    counter = f"fail-count-{socket.gethostname()}"
+    starts = int(open(counter).read()) + 1 if os.path.exists(counter) else 1
+    with open(counter, "w") as f:
+        f.write(str(starts))
+    if starts <= int(sys.argv[sys.argv.index("--fail-first") + 1]):
+        print(f"TRAINYARD_FAIL start {starts}", flush=True)
+        sys.exit(1)
+
 dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=120))
 rank, world = dist.get_rank(), dist.get_world_size()
 for step in range(steps):

@@ -1,0 +1,122 @@
+//go:build torch
+
+package torchtest
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trainyard/trainyard/render"
+)
+
+// backoffCase is a job whose worker's first starts fail, and the back-off render must play.
+type backoffCase struct {
+	file string
+	// failing is the pod whose first fails starts exit 1.
+	failing string
+	fails   int
+}
+
+var backoffCases = map[string]backoffCase{
+	"a worker failing twice: the gang restarts at once, then after 10 s": {
+		file: "ptj-backoff.yaml", failing: "backoff-worker-0", fails: 2,
+	},
+}
+
+// backoffSlack is how much later than its back-off's end a held restart may come: the harness
+// wakes render when it asked to run again, then stops the old gang and starts the new one.
+const backoffSlack = 3 * time.Second
+
+// TestARestartWaitsForItsBackoff plays render's restart back-off (render/backoff.go) on real
+// processes, the test standing in for the kubelet and the controller as in the restart test; the
+// pods' containers report the processes' start and end as their startedAt and finishedAt. A
+// worker's first starts exit 1: the first restart must come at once, the second no sooner than
+// RestartBackoffBase after the failed container's finishedAt (the job Restarting meanwhile, its
+// other pod left running), then the job must succeed with backoffCount the restarts made.
+func TestARestartWaitsForItsBackoff(t *testing.T) {
+	underEachRuntime(t, backoffCases, 300, playBackoff)
+}
+
+func playBackoff(t *testing.T, tc backoffCase, rt runtime, workdir string, n int) {
+	// The worker's starts are counted in the shared working directory, under its hostname.
+	if err := os.Remove(filepath.Join(workdir, "fail-count-"+tc.failing)); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	job := readJob(t, tc.file)
+	out := renderJob(t, tc.file)
+	net, runs, start := launch(t, out, rt, workdir, n)
+	deadline := time.Now().Add(jobTimeout)
+	defer logRunsOnFailure(t, runs)
+	began := time.Now()
+
+	held := 0
+	restarted, backoff := playController(t, &job, runs, net, start, began, "the start", deadline, func(round int, dec *render.Output) {
+		if at := dec.Decisions.RestartAt; at != nil {
+			held++
+			if len(dec.Decisions.Delete) > 0 || dec.Decisions.Reason != "Restarting" || !strings.Contains(dec.Decisions.Message, at.UTC().Format(time.RFC3339)) {
+				t.Errorf("a held restart: deletes %d pods, reason %q, message %q; want none deleted, Restarting, the message naming %s",
+					len(dec.Decisions.Delete), dec.Decisions.Reason, dec.Decisions.Message, at.UTC().Format(time.RFC3339))
+			}
+			for name, r := range runs {
+				if name != tc.failing && isDone(r.proc) {
+					t.Errorf("%s ended while the restart waited; want it left running", name)
+				}
+			}
+		}
+	})
+	for name, r := range runs {
+		select {
+		case <-r.proc.done:
+		case <-time.After(time.Until(deadline)):
+			t.Fatalf("%s still runs after the job succeeded", name)
+		}
+	}
+
+	f := runs[tc.failing]
+	procs := append(slices.Clone(f.ended), f.proc)
+	if len(procs) != tc.fails+1 {
+		t.Fatalf("%s started %d times, want %d", tc.failing, len(procs), tc.fails+1)
+	}
+	for i := 1; i < len(procs); i++ {
+		ended := kubeletTime(procs[i-1].finished).Time
+		waited := procs[i].started.Sub(ended)
+		want := restartBackoffAfter(int32(i - 1))
+		t.Logf("restart %d: %s started again %.1f s after its failed container's finishedAt (back-off %s)", i, tc.failing, waited.Seconds(), want)
+		if waited < want || waited > want+backoffSlack {
+			t.Errorf("restart %d came %.1f s after the failure's finishedAt, want %s to %s", i, waited.Seconds(), want, want+backoffSlack)
+		}
+	}
+	if held == 0 {
+		t.Errorf("render never held a restart (no restartAt in any answer)")
+	}
+	if want := int32(tc.fails); backoff != want {
+		t.Errorf("backoffCount %d after %d failures, want %d", backoff, tc.fails, want)
+	}
+	// Every restart is the gang's: plain PyTorch's ranks cannot rejoin a formed group.
+	if len(restarted) != 2*tc.fails {
+		t.Errorf("pods restarted %v, want the gang of 2 each time, %d times", restarted, tc.fails)
+	}
+	checkTheWorldFinished(t, runs, nil)
+}
+
+// restartBackoffAfter is the wait of a restart after restarts counted ones: none for the first,
+// then render.RestartBackoffBase doubling.
+func restartBackoffAfter(restarts int32) time.Duration {
+	if restarts == 0 {
+		return 0
+	}
+	return render.RestartBackoffBase << (restarts - 1)
+}
+
+func isDone(p *process) bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
