@@ -179,6 +179,7 @@ func FromKubeflowStatus(ks *kubeflowv1.JobStatus) batch.TrainingJobStatus {
 		BackoffCount:       ks.BackoffCount,
 		DisruptionCount:    ks.DisruptionCount,
 		GangRestarts:       ks.GangRestarts,
+		LastScaleDownTime:  ks.LastScaleDownTime,
 		ObservedGeneration: ks.ObservedGeneration,
 	}
 	for _, c := range ks.Conditions {

@@ -65,6 +65,7 @@ func (r *renderer) succeededBeforePause() bool {
 // and pods started in another run mode than the current one (debug switched on or off).
 func (r *renderer) deleteStrays() {
 	for _, p := range r.others {
+		r.noteScaleDown(p)
 		r.delete(p, DeleteScaledDown)
 	}
 	for _, p := range r.allObserved() {

@@ -98,6 +98,9 @@ type Decisions struct {
 	DisruptionCount int32 `json:"disruptionCount,omitempty"`
 	// GangRestarts is the new value of status.gangRestarts, which new pods are created under.
 	GangRestarts int32 `json:"gangRestarts,omitempty"`
+	// LastScaleDownTime is the new value of status.lastScaleDownTime: when a running replica was
+	// last deleted for a scale-down (scaledown.go).
+	LastScaleDownTime *metav1.Time `json:"lastScaleDownTime,omitempty"`
 	// RequeueAfter is when render must run again even if nothing changes (a deadline, a node
 	// that will have been NotReady for --node-lost-after).
 	RequeueAfter *metav1.Duration `json:"requeueAfter,omitempty"`
@@ -228,6 +231,7 @@ func newRenderer(in Input) *renderer {
 	r.out.Decisions.BackoffCount = r.job.Status.BackoffCount
 	r.out.Decisions.DisruptionCount = r.job.Status.DisruptionCount
 	r.out.Decisions.GangRestarts = r.job.Status.GangRestarts
+	r.out.Decisions.LastScaleDownTime = r.job.Status.LastScaleDownTime
 	r.out.Decisions.StartTime = r.job.Status.StartTime
 	r.out.Decisions.CompletionTime = r.job.Status.CompletionTime
 	return r
@@ -336,7 +340,7 @@ func (r *renderer) build() {
 		if r.job.Kubeflow != nil {
 			field = "spec.elasticPolicy.maxRestarts"
 		}
-		r.warn(WarnElasticRestarts, "the job is elastic but "+field+" is unset or 0: once it is scaled down, the remaining pods' torchrun agents have no restart to spare to go on in the smaller world, so they fail (torch 1.x after waiting 300 s) and the job restarts as a gang, counted in backoffCount; set "+field+" (each scale-down uses one restart of every remaining agent)")
+		r.warn(WarnElasticRestarts, "the job is elastic but "+field+" is unset or 0: once it is scaled down, the remaining pods' torchrun agents have no restart to spare to go on in the smaller world, so they fail (torch 1.x after waiting 300 s) and the job restarts as a gang (a disruption, not counted in backoffCount); set "+field+" (each scale-down uses one restart of every remaining agent)")
 	}
 	r.deadline()
 	r.expire()

@@ -305,6 +305,7 @@ func (r *renderer) outcome() bool {
 	}
 	var due []*observedPod
 	for _, p := range r.ended() {
+		r.endedOnScaleDown(p)
 		policy := r.job.replicaType(p.slot.typ).RestartPolicy
 		switch restartVerdict(policy, p) {
 		case fail:

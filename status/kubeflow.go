@@ -21,7 +21,7 @@ import (
 // operator words them, kubeflowWording), the most recent transition last (the
 // State column shows the last one); per replica type the pods running (active), succeeded and
 // failed, Trainyard's restart count, and the selector an autoscaler needs; start and completion
-// times; backoffCount, disruptionCount, gangRestarts and observedGeneration. render.FromKubeflowStatus reads it back.
+// times; backoffCount, disruptionCount, gangRestarts, lastScaleDownTime and observedGeneration. render.FromKubeflowStatus reads it back.
 func ToKubeflow(st *batch.TrainingJobStatus, j *render.Job) kubeflowv1.JobStatus {
 	ks := kubeflowv1.JobStatus{
 		StartTime:          st.StartTime,
@@ -29,6 +29,7 @@ func ToKubeflow(st *batch.TrainingJobStatus, j *render.Job) kubeflowv1.JobStatus
 		BackoffCount:       st.BackoffCount,
 		DisruptionCount:    st.DisruptionCount,
 		GangRestarts:       st.GangRestarts,
+		LastScaleDownTime:  st.LastScaleDownTime,
 		ObservedGeneration: st.ObservedGeneration,
 	}
 	suspended := meta.IsStatusConditionTrue(st.Conditions, batch.ConditionPaused)

@@ -333,3 +333,19 @@ func TestKubeflowStateOfARunningJobEditedIntoInvalidSpec(t *testing.T) {
 		t.Errorf("read back, the phase is %q; want Running", back.Phase)
 	}
 }
+
+// TestKubeflowCarriesTheLastScaleDown: status.lastScaleDownTime, which decides whether a failure
+// soon after a scale-down counts toward backoffLimit, is written to a Kubeflow job's status and
+// read back from it, or a PyTorchJob's scale-down would spend its backoffLimit.
+func TestKubeflowCarriesTheLastScaleDown(t *testing.T) {
+	at := metav1.NewTime(t0.Add(time.Minute))
+	st := batch.TrainingJobStatus{Phase: batch.JobRunning, LastScaleDownTime: &at}
+	j := kubeflowJob(false, kubeflowv1.JobStatus{})
+	written := ToKubeflow(&st, &j)
+	if written.LastScaleDownTime == nil || !written.LastScaleDownTime.Equal(&at) {
+		t.Fatalf("written lastScaleDownTime %v, want %v", written.LastScaleDownTime, at)
+	}
+	if back := render.FromKubeflowStatus(&written); back.LastScaleDownTime == nil || !back.LastScaleDownTime.Equal(&at) {
+		t.Errorf("read back lastScaleDownTime %v, want %v", back.LastScaleDownTime, at)
+	}
+}

@@ -87,6 +87,7 @@ func Derive(in Input) batch.TrainingJobStatus {
 	st.BackoffCount = d.BackoffCount
 	st.DisruptionCount = d.DisruptionCount
 	st.GangRestarts = d.GangRestarts
+	st.LastScaleDownTime = d.LastScaleDownTime
 	st.StartTime = d.StartTime
 	st.CompletionTime = d.CompletionTime
 
@@ -324,7 +325,8 @@ func replicaFailure(d *appsv1.Deployment) *appsv1.DeploymentCondition {
 
 // Changed reports whether next differs from prev, and whether the difference is urgent: the job
 // finished, or a replica was restarted (backoffCount, disruptionCount, gangRestarts, a
-// restartCount). A controller writes urgent
+// restartCount), or scaled away (lastScaleDownTime, which the failures it causes are judged by).
+// A controller writes urgent
 // changes at once, so an outcome is never late and a counter never lost, and may batch the others
 // (phase Pending or Running, counts, conditions) to save writes.
 func Changed(prev, next *batch.TrainingJobStatus) (changed, urgent bool) {
@@ -335,7 +337,8 @@ func Changed(prev, next *batch.TrainingJobStatus) (changed, urgent bool) {
 		return s.Phase == batch.JobSucceeded || s.Phase == batch.JobFailed
 	}
 	if finished(next) && !finished(prev) || prev.BackoffCount != next.BackoffCount ||
-		prev.DisruptionCount != next.DisruptionCount || prev.GangRestarts != next.GangRestarts {
+		prev.DisruptionCount != next.DisruptionCount || prev.GangRestarts != next.GangRestarts ||
+		!prev.LastScaleDownTime.Equal(next.LastScaleDownTime) {
 		return true, true
 	}
 	before := make(map[string]int32, len(prev.Tasks))

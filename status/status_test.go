@@ -305,6 +305,9 @@ func TestChanged(t *testing.T) {
 		"a disruption is urgent":     {edit: func(s *batch.TrainingJobStatus) { s.DisruptionCount = 1 }, wantChanged: true, wantUrgent: true},
 		"a gang restart is urgent":   {edit: func(s *batch.TrainingJobStatus) { s.GangRestarts = 1 }, wantChanged: true, wantUrgent: true},
 		"a task's restart is urgent": {edit: func(s *batch.TrainingJobStatus) { s.Tasks[0].RestartCount = 1 }, wantChanged: true, wantUrgent: true},
+		// The remaining replicas may end seconds after a scale-down: render must read its time.
+		"a scale-down's time is urgent": {edit: func(s *batch.TrainingJobStatus) { s.LastScaleDownTime = &metav1.Time{Time: time.Unix(1, 0)} },
+			wantChanged: true, wantUrgent: true},
 		"a new task without restarts can wait": {edit: func(s *batch.TrainingJobStatus) { s.Tasks = append(s.Tasks, batch.TaskStatus{Type: "master"}) },
 			wantChanged: true},
 	}

@@ -31,13 +31,14 @@ type scaleCase struct {
 }
 
 // scaleDownOutcome is what the scale-down leads to: the pods render deletes and creates again
-// (the survivors' agents ended), each once, and the job's backoffCount at the end; or, with
+// (the survivors' agents ended), each once, and the job's disruptionCount at the end (its
+// backoffCount must stay 0: the user asked for the scale-down, render/scaledown.go); or, with
 // stalls, the survivors' agents neither train nor end for stallWindow.
 type scaleDownOutcome struct {
-	restarted []string
-	backoff   int32
-	stalls    bool
-	why       string
+	restarted   []string
+	disruptions int32
+	stalls      bool
+	why         string
 	// or is the other outcome the case accepts, where the order in which the survivors' agents
 	// end decides between two.
 	or *scaleDownOutcome
@@ -56,10 +57,10 @@ var scaleCases = map[string]scaleCase{
 			if rt.leaverClosesRendezvous() {
 				// Note: the master hosts the rendezvous store, so its end restarts the gang; a
 				// worker that ends before it is replaced alone first, and again with the gang.
-				return scaleDownOutcome{restarted: survivors, backoff: 1,
-					why: "the stopped agent closed the rendezvous (pytorch/pytorch#150916): the survivors' agents ended, the master's first (or with the other's), and the gang was restarted, counted once",
-					or: &scaleDownOutcome{restarted: []string{"scale-master-0", "scale-worker-0", "scale-worker-0"}, backoff: 2,
-						why: "the stopped agent closed the rendezvous (pytorch/pytorch#150916): worker-0's agent ended first and it was replaced alone, then the master's, which restarted the gang"}}
+				return scaleDownOutcome{restarted: survivors, disruptions: 1,
+					why: "the stopped agent closed the rendezvous (pytorch/pytorch#150916): the survivors' agents ended, the master's first (or with the other's), and the gang was restarted as the scale-down's consequence, a disruption",
+					or: &scaleDownOutcome{restarted: []string{"scale-master-0", "scale-worker-0", "scale-worker-0"}, disruptions: 2,
+						why: "the stopped agent closed the rendezvous (pytorch/pytorch#150916): worker-0's agent ended first and it was replaced alone, then the master's, which restarted the gang; both the scale-down's consequence, disruptions"}}
 			}
 			return scaleDownOutcome{why: "the survivors' agents restarted their workers in a world of 2"}
 		},
@@ -71,7 +72,7 @@ var scaleCases = map[string]scaleCase{
 		},
 		afterScaleDown: func(rt runtime) scaleDownOutcome {
 			if rt.leaverClosesRendezvous() {
-				return scaleDownOutcome{restarted: survivors, backoff: 1, why: "the stopped agent closed the rendezvous: the first survivor to end restarted the gang, counted once"}
+				return scaleDownOutcome{restarted: survivors, disruptions: 1, why: "the stopped agent closed the rendezvous: the first survivor to end restarted the gang, once, as the scale-down's consequence"}
 			}
 			return scaleDownOutcome{why: "the survivors' agents restarted their workers in a world of 2"}
 		},
@@ -94,7 +95,7 @@ var scaleCases = map[string]scaleCase{
 			if strings.HasPrefix(rt.version, "1.") {
 				return scaleDownOutcome{stalls: true, why: "the survivors' workers failed and their agents, with no restart to spare, wait at the exit barrier for the agent that left"}
 			}
-			return scaleDownOutcome{restarted: survivors, backoff: 1, why: "the survivors' agents, with no restart to spare, ended: the gang was restarted"}
+			return scaleDownOutcome{restarted: survivors, disruptions: 1, why: "the survivors' agents, with no restart to spare, ended: the gang was restarted as the scale-down's consequence"}
 		},
 	},
 }
@@ -208,6 +209,7 @@ func playScale(t *testing.T, tc scaleCase, rt runtime, workdir string, n int) {
 	}
 
 	restarted, backoff := playController(t, &job, runs, net, start, down, "the scale-down", deadline, nil)
+	disruptions := job.Status.DisruptionCount
 	for name, r := range runs {
 		select {
 		case <-r.proc.done:
@@ -216,16 +218,16 @@ func playScale(t *testing.T, tc scaleCase, rt runtime, workdir string, n int) {
 		}
 	}
 	slices.Sort(restarted)
-	if alt := want.or; alt != nil && cmp.Equal(alt.restarted, restarted) && backoff == alt.backoff {
+	if alt := want.or; alt != nil && cmp.Equal(alt.restarted, restarted) && disruptions == alt.disruptions {
 		want = *alt
 	}
 	if diff := cmp.Diff(want.restarted, restarted); diff != "" {
 		t.Errorf("pods restarted after the scale-down (-want +got):\n%s", diff)
 	}
-	if backoff != want.backoff {
-		t.Errorf("backoffCount %d, want %d", backoff, want.backoff)
+	if backoff != 0 || disruptions != want.disruptions {
+		t.Errorf("backoffCount %d and disruptionCount %d after the scale-down, want 0 and %d", backoff, disruptions, want.disruptions)
 	}
-	t.Logf("after the scale-down: %s", want.why)
+	t.Logf("after the scale-down (backoffCount %d, disruptionCount %d): %s", backoff, disruptions, want.why)
 	if len(runs) != 2 {
 		t.Errorf("%d pods after the scale-down, want 2", len(runs))
 	}

@@ -302,7 +302,7 @@ func decide(t *testing.T, job *render.Job, pods []*corev1.Pod) *render.Output {
 	d := out.Decisions
 	st := &job.Status
 	st.Phase, st.BackoffCount, st.DisruptionCount, st.GangRestarts = d.Phase, d.BackoffCount, d.DisruptionCount, d.GangRestarts
-	st.StartTime, st.CompletionTime = d.StartTime, d.CompletionTime
+	st.StartTime, st.CompletionTime, st.LastScaleDownTime = d.StartTime, d.CompletionTime, d.LastScaleDownTime
 	return out
 }
 

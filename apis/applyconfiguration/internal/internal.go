@@ -510,6 +510,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: gangRestarts
       type:
         scalar: numeric
+    - name: lastScaleDownTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
     - name: observedGeneration
       type:
         scalar: numeric

@@ -448,6 +448,14 @@ type TrainingJobStatus struct {
 	// +optional
 	GangRestarts int32 `json:"gangRestarts,omitempty"`
 
+	// lastScaleDownTime is when the operator last deleted a running replica because the job was
+	// scaled down (an elastic job's expectedReplicas lowered). A replica that fails by itself
+	// within a short window after it (render.ScaleDownWindow) fails on the peer taken away, not
+	// by a fault of its own: it restarts as a disruption, counted in disruptionCount, not in
+	// backoffCount.
+	// +optional
+	LastScaleDownTime *metav1.Time `json:"lastScaleDownTime,omitempty"`
+
 	// tensorboard reports the job's TensorBoard, if it has one.
 	// +optional
 	Tensorboard *DependentStatus `json:"tensorboard,omitempty"`

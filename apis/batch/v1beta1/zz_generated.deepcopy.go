@@ -805,6 +805,10 @@ func (in *TrainingJobStatus) DeepCopyInto(out *TrainingJobStatus) {
 		}
 	}
 	out.Aggregate = in.Aggregate
+	if in.LastScaleDownTime != nil {
+		in, out := &in.LastScaleDownTime, &out.LastScaleDownTime
+		*out = (*in).DeepCopy()
+	}
 	if in.Tensorboard != nil {
 		in, out := &in.Tensorboard, &out.Tensorboard
 		*out = new(DependentStatus)

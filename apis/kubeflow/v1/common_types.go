@@ -242,6 +242,12 @@ type JobStatus struct {
 	// +optional
 	GangRestarts int32 `json:"gangRestarts,omitempty"`
 
+	// lastScaleDownTime is when the operator last deleted a running replica because the job was
+	// scaled down; a replica failing soon after restarts as a disruption, not counted toward
+	// backoffLimit. A Trainyard extension, absent from Kubeflow's status.
+	// +optional
+	LastScaleDownTime *metav1.Time `json:"lastScaleDownTime,omitempty"`
+
 	// observedGeneration is the generation of the spec this status describes. A Trainyard
 	// extension, absent from Kubeflow's status.
 	// +optional

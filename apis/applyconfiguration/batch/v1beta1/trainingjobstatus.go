@@ -40,6 +40,12 @@ type TrainingJobStatusApplyConfiguration struct {
 	// carries the value it was created under (annotation batch.tensorstack.dev/gang-restarts);
 	// pods of an earlier gang are deleted, and the new gang is created once they are all gone.
 	GangRestarts *int32 `json:"gangRestarts,omitempty"`
+	// lastScaleDownTime is when the operator last deleted a running replica because the job was
+	// scaled down (an elastic job's expectedReplicas lowered). A replica that fails by itself
+	// within a short window after it (render.ScaleDownWindow) fails on the peer taken away, not
+	// by a fault of its own: it restarts as a disruption, counted in disruptionCount, not in
+	// backoffCount.
+	LastScaleDownTime *metav1.Time `json:"lastScaleDownTime,omitempty"`
 	// tensorboard reports the job's TensorBoard, if it has one.
 	Tensorboard *DependentStatusApplyConfiguration `json:"tensorboard,omitempty"`
 	// startTime is when the job's pods were first created (reset on resume).
@@ -129,6 +135,14 @@ func (b *TrainingJobStatusApplyConfiguration) WithDisruptionCount(value int32) *
 // If called multiple times, the GangRestarts field is set to the value of the last call.
 func (b *TrainingJobStatusApplyConfiguration) WithGangRestarts(value int32) *TrainingJobStatusApplyConfiguration {
 	b.GangRestarts = &value
+	return b
+}
+
+// WithLastScaleDownTime sets the LastScaleDownTime field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LastScaleDownTime field is set to the value of the last call.
+func (b *TrainingJobStatusApplyConfiguration) WithLastScaleDownTime(value metav1.Time) *TrainingJobStatusApplyConfiguration {
+	b.LastScaleDownTime = &value
 	return b
 }
 

@@ -122,6 +122,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: lastReconcileTime
       type:
         namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: lastScaleDownTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
     - name: observedGeneration
       type:
         scalar: numeric

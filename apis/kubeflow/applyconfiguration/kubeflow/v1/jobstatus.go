@@ -40,6 +40,10 @@ type JobStatusApplyConfiguration struct {
 	// gangRestarts is the number of times every pod of the job was restarted together. A
 	// Trainyard extension, absent from Kubeflow's status.
 	GangRestarts *int32 `json:"gangRestarts,omitempty"`
+	// lastScaleDownTime is when the operator last deleted a running replica because the job was
+	// scaled down; a replica failing soon after restarts as a disruption, not counted toward
+	// backoffLimit. A Trainyard extension, absent from Kubeflow's status.
+	LastScaleDownTime *metav1.Time `json:"lastScaleDownTime,omitempty"`
 	// observedGeneration is the generation of the spec this status describes. A Trainyard
 	// extension, absent from Kubeflow's status.
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
@@ -123,6 +127,14 @@ func (b *JobStatusApplyConfiguration) WithDisruptionCount(value int32) *JobStatu
 // If called multiple times, the GangRestarts field is set to the value of the last call.
 func (b *JobStatusApplyConfiguration) WithGangRestarts(value int32) *JobStatusApplyConfiguration {
 	b.GangRestarts = &value
+	return b
+}
+
+// WithLastScaleDownTime sets the LastScaleDownTime field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LastScaleDownTime field is set to the value of the last call.
+func (b *JobStatusApplyConfiguration) WithLastScaleDownTime(value metav1.Time) *JobStatusApplyConfiguration {
+	b.LastScaleDownTime = &value
 	return b
 }
 

@@ -1,0 +1,59 @@
+package render
+
+import (
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ScaleDownWindow is how long after a scale-down a replica's failure is taken for its
+// consequence. Scaling an elastic job down deletes its highest replicas; their peers' workers then
+// fail on the lost rank, and torchrun's agents re-rendezvous in the smaller world if they can. On
+// torch 2.4 to 2.7 they cannot: a stopped agent closes the rendezvous for every agent
+// (local_elastic_agent.py's _shutdown calls the rendezvous handler's shutdown on a signal too,
+// pytorch/pytorch#150916), so the remaining agents end with RendezvousClosedError a few seconds
+// after the removed pod's agent stops (which takes up to its grace period); without maxRestarts
+// they end on the first failed worker, on any torch. Those failures were asked for by the user,
+// not a fault of the job's: they restart as disruptions (disruptionCount, no back-off) and leave
+// backoffLimit alone. A replica that started after the scale-down, or fails later than this
+// window, fails for a reason of its own and counts.
+const ScaleDownWindow = 6 * time.Minute
+
+// causeScaledDown words the end of a replica that failed in a scale-down's window.
+const causeScaledDown = "exited with code %d after the job was scaled down"
+
+// noteScaleDown records the time a running replica is deleted because the job was scaled down:
+// its slot's type remains, with fewer replicas than its index (a pod of a removed type, or one
+// labelled for a slot it is not named for, is a stray, not a scale-down).
+func (r *renderer) noteScaleDown(p *observedPod) {
+	if p.pod.DeletionTimestamp != nil || p.terminated || !p.ran() {
+		return
+	}
+	for _, t := range r.job.Replicas {
+		if t.Type == p.slot.typ && p.slot.index >= t.Replicas && p.pod.Name == PodName(r.job.Name, t.Type, p.slot.index) {
+			r.out.Decisions.LastScaleDownTime = &metav1.Time{Time: r.in.Now.UTC().Truncate(time.Second)}
+			return
+		}
+	}
+}
+
+// endedOnScaleDown marks a replica that exited with an error within ScaleDownWindow of the last
+// scale-down, having started before it, as disrupted by it.
+func (r *renderer) endedOnScaleDown(p *observedPod) {
+	at := r.out.Decisions.LastScaleDownTime
+	if at == nil || p.disrupted || p.succeeded || p.exitCode == nil || *p.exitCode == 0 {
+		return
+	}
+	if !p.started.IsZero() && p.started.After(at.Time) {
+		return
+	}
+	end := p.finished
+	if end.IsZero() {
+		end = r.in.Now
+	}
+	if end.Before(at.Time) || end.After(at.Add(ScaleDownWindow)) {
+		return
+	}
+	p.disrupted, p.cause = true, fmt.Sprintf(causeScaledDown, *p.exitCode)
+}
