@@ -83,7 +83,10 @@ func describe(out io.Writer, j *job, pods []corev1.Pod, events []corev1.Event, q
 	}
 	fmt.Fprintf(out, "Restarts: backoffCount %d of backoffLimit %s", st.BackoffCount, limit(m.BackoffLimit))
 	if st.DisruptionCount > 0 {
-		fmt.Fprintf(out, "; disruptions %d (evictions, preemptions, lost nodes: not counted toward backoffLimit)", st.DisruptionCount)
+		fmt.Fprintf(out, "; disruptions %d (evictions, preemptions, lost nodes, failures after a scale-down: not counted toward backoffLimit)", st.DisruptionCount)
+	}
+	if at := st.LastScaleDownTime; at != nil {
+		fmt.Fprintf(out, "; last scaled down %s", at.UTC().Format(time.RFC3339))
 	}
 	fmt.Fprintln(out)
 	if tb := st.Tensorboard; tb != nil {

@@ -155,16 +155,17 @@ func TestDescribePartlyAdmitted(t *testing.T) {
 }
 
 // TestDescribeSaysDisruptionsAndTheTensorBoard: what get's columns leave out, describe says: the
-// restarts no exit code caused, and a TensorBoard that does not work, and where it serves.
+// restarts no exit code caused (and the scale-down whose failures were not counted), and a TensorBoard that does not work, and where it serves.
 func TestDescribeSaysDisruptionsAndTheTensorBoard(t *testing.T) {
 	o := ptj(nil, batch.JobRunning)
 	o.Status.DisruptionCount = 1
+	o.Status.LastScaleDownTime = &metav1.Time{Time: time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)}
 	o.Status.Tensorboard = &batch.DependentStatus{Name: "tensorboard", Reason: "PVCNotFound", Note: `persistentvolumeclaim "logs" not found`}
 	j := &job{info: &kinds[0], obj: o, model: kinds[0].model(o)}
 	var out bytes.Buffer
 	describe(&out, j, nil, nil, nil, time.Now())
 	for _, want := range []string{
-		"Restarts: backoffCount 0 of backoffLimit 3; disruptions 1 (evictions, preemptions, lost nodes: not counted toward backoffLimit)",
+		"Restarts: backoffCount 0 of backoffLimit 3; disruptions 1 (evictions, preemptions, lost nodes, failures after a scale-down: not counted toward backoffLimit); last scaled down 2026-12-01T03:00:00Z",
 		`TensorBoard: not ready: PVCNotFound: persistentvolumeclaim "logs" not found (Service p-tensorboard, port 6006)`,
 	} {
 		if !strings.Contains(out.String(), want) {
