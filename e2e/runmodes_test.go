@@ -37,7 +37,7 @@ func TestRunModes(t *testing.T) {
 	testenv.TestInParallel(t,
 		operatorFeature("pause deletes the pods and holds no GPU; resume brings them back with the resumeSpecs args", "pause", pauseAndResume),
 		operatorFeature("debug mode runs the debug command, a pod's exit neither fails nor restarts the job, and switching debug off replaces the pods with the real command", "debug", debugMode),
-		operatorFeature("kubectl scale changes an elastic job's pods, removing the highest indices, new pods get the torchrun flags of the new size, and past maxReplicas is refused", "elastic", elasticScale),
+		operatorFeature("kubectl scale changes an elastic job's pods, removing the highest indices, new pods get the torchrun flags of the new size, a remaining worker failing right after a scale-down is a disruption (backoffCount 0), and past maxReplicas is refused", "elastic", elasticScale),
 		operatorFeature("a HorizontalPodAutoscaler scales an elastic job through its scale subresource", "hpa", hpaScales),
 		operatorFeature("a Volcano job's PodGroup exists before any of its pods, which name it", "gang", volcanoPodGroup),
 		operatorFeature("a coscheduling gang job: PodGroup first; pause deletes the pods gracefully and the PodGroup; resume brings both back, Resuming then Running", "cosched", coschedulingPauseResume),
@@ -130,7 +130,7 @@ func debugMode(ctx context.Context, t *testing.T, c client.Client, ns string) {
 }
 
 func elasticScale(ctx context.Context, t *testing.T, c client.Client, ns string) {
-	job := pyTorchJob("el").Workers(2, sim("", "")).Obj().(*batch.PyTorchTrainingJob)
+	job := pyTorchJob("el").Workers(2, sim("", "")).Policy(batch.RestartPolicyOnFailure).Obj().(*batch.PyTorchTrainingJob)
 	job.Spec.TorchrunConfig = &batch.TorchrunConfig{Enabled: ptr(true)}
 	job.Spec.Elastic = &batch.ElasticConfig{Enabled: ptr(true), MinReplicas: ptr(int32(2)), MaxReplicas: ptr(int32(6)), ExpectedReplicas: ptr(int32(3))}
 	create(ctx, t, c, ns, job)
@@ -165,6 +165,17 @@ func elasticScale(ctx context.Context, t *testing.T, c client.Client, ns string)
 	eventually(t, 30*time.Second, "the master and worker 0 are left after scaling to 2", func() (bool, string) {
 		pods := podsByName(ctx, t, c, ns, "el")
 		return len(pods) == 2 && pods["el-master-0"] != "" && pods["el-worker-0"] != "", keys(pods)
+	})
+	// The remaining workers fail on the peer taken away (torch 2.4-2.7's agents even end): that
+	// is the scale-down's doing, restarted as a disruption, not counted toward backoffLimit.
+	eventually(t, 10*time.Second, "status.lastScaleDownTime says when", func() (bool, string) {
+		st, _ := jobStatus(ctx, c, ns, "el")
+		return st.LastScaleDownTime != nil, "unset"
+	})
+	annotatePods(ctx, t, c, ns, "el-worker-0", map[string]string{simRunDuration: "100ms", simExitCode: "1"})
+	eventually(t, 30*time.Second, "worker-0's exit 1 after the scale-down restarts it as a disruption", func() (bool, string) {
+		st, _ := jobStatus(ctx, c, ns, "el")
+		return st.DisruptionCount == 1 && st.BackoffCount == 0, fmt.Sprintf("disruptionCount %d, backoffCount %d, phase %s", st.DisruptionCount, st.BackoffCount, st.Phase)
 	})
 	scale(7, "maxReplicas")
 }
