@@ -34,7 +34,7 @@ var invariants = []struct{ name, says string }{
 	{invSlots, "settled: a running job's pods are within its replica types and counts; scaling down removes the highest indices [§10]"},
 	{invSlotsFilled, "settled: every replica slot of a running job has a pod (missing pods are created, deleted ones replaced) [§7]"},
 	{invBackoff, "backoffCount never exceeds the restartable pod ends by exit code seen (no restart counted twice; a gang restart counts once; disruptions not at all) nor a finite backoffLimit [§7]"},
-	{invDisruptions, "disruptionCount never exceeds the disruptions seen: pods evicted or preempted, and pods the soak deleted by hand, that the restart policy restarts (none counted twice) [§7]"},
+	{invDisruptions, "disruptionCount never exceeds the disruptions seen: pods evicted or preempted, pods the soak deleted by hand, and pods failing within render.ScaleDownWindow of a scale-down they ran through, that the restart policy restarts (none counted twice) [§7]"},
 	{invOrphans, "no pod or Service the operator labels outlives its job by more than the orphan grace; none is left after every job is deleted"},
 	{invNothingForDeleted, "no pod or Service is created for a job more than 2 s after its deletion"},
 	{invOperatorAlive, "the operator never exits unless the soak stops or kills it"},
@@ -244,7 +244,7 @@ func (r *judging) runningJob(j *jobRecord, pods []*podRecord) {
 		if !p.disrupted && !r.settled(p.terminatedAt.Add(restartBackoff(j.st.backoffCount))) {
 			continue // a restart by exit code may still wait its back-off
 		}
-		verdict := restartVerdict(spec.policy[p.typ], p)
+		verdict := restartVerdict(spec.policy[p.typ], j.asEnded(p))
 		decides := p.typ == spec.leader && p.index == 0 && p.phase == corev1.PodSucceeded && !spec.allWorkers
 		r.check(!decides && verdict != "fail", invOutcomeReached, j, "pod %s ended (%s, restartPolicy %s) at %s, which decides the job, but the job is still %q",
 			p.name, p.phase, spec.policy[p.typ], clock(p.terminatedAt), j.st.phase)
@@ -337,7 +337,7 @@ func (r *judging) backoff(j *jobRecord, pods []*podRecord) {
 	if shown == nil || shown.n == 0 {
 		return
 	}
-	ends := restartableEnds(j.spec, pods, false)
+	ends := restartableEnds(j, pods, false)
 	r.check(shown.n <= int32(len(ends)), invBackoff, j, "backoffCount %d (seen %s) but only %d restartable pod ends by exit code were seen: %s",
 		shown.n, clock(shown.at), len(ends), describePods(ends))
 	if l := j.spec.backoffLimit; l != nil {
@@ -352,7 +352,7 @@ func (r *judging) disruptions(j *jobRecord, pods []*podRecord) {
 	if shown == nil || shown.n == 0 {
 		return
 	}
-	ends := restartableEnds(j.spec, pods, true)
+	ends := restartableEnds(j, pods, true)
 	r.check(shown.n <= int32(len(ends)), invDisruptions, j, "disruptionCount %d (seen %s) but only %d disruptions that restart were seen: %s",
 		shown.n, clock(shown.at), len(ends), describePods(ends))
 }
@@ -394,14 +394,14 @@ func (r *judging) failedFor(j *jobRecord, pods []*podRecord) (bool, string) {
 	switch st.reason {
 	case batch.ReasonFailed:
 		for _, p := range pods {
-			if policy, ok := spec.policy[p.typ]; ok && (p.phase == corev1.PodFailed || p.byHand) && restartVerdict(policy, p) == "fail" {
+			if policy, ok := spec.policy[p.typ]; ok && (p.phase == corev1.PodFailed || p.byHand) && restartVerdict(policy, j.asEnded(p)) == "fail" {
 				return true, ""
 			}
 		}
 		return false, fmt.Sprintf("Failed with reason %s, but no pod was seen to fail under a restart policy that does not restart it (policies %v); pods: %s",
 			st.reason, spec.policy, describePods(pods))
 	case batch.ReasonBackoffLimitExceeded:
-		ends := restartableEnds(spec, pods, false)
+		ends := restartableEnds(j, pods, false)
 		if spec.backoffLimit == nil {
 			return false, "Failed with reason BackoffLimitExceeded, but the job sets no backoffLimit (no limit)"
 		}
@@ -474,10 +474,11 @@ func (r *judging) orphans() {
 
 // restartableEnds are the job's pods seen to end in a way their restart policy restarts: by
 // exit code, or (disrupted) evicted, preempted or deleted by hand.
-func restartableEnds(spec jobSpec, pods []*podRecord, disrupted bool) []*podRecord {
+func restartableEnds(j *jobRecord, pods []*podRecord, disrupted bool) []*podRecord {
 	var out []*podRecord
 	for _, p := range pods {
-		policy, ok := spec.policy[p.typ]
+		p := j.asEnded(p)
+		policy, ok := j.spec.policy[p.typ]
 		if !ok || !(p.terminated() || p.byHand) || restartVerdict(policy, p) != "restart" {
 			continue
 		}

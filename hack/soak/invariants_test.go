@@ -251,6 +251,13 @@ func TestInvariants(t *testing.T) {
 				return b
 			},
 		},
+		"a worker's exit 1 under ExitCode right after a scale-down, restarted as a disruption, breaks nothing": {
+			build: func() *worldBuilder { return scaledDownThenFailed(t0.Add(time.Minute)) },
+		},
+		"a worker's exit 1 under ExitCode restarted as a disruption with no scale-down before is caught": {
+			build: func() *worldBuilder { return scaledDownThenFailed(time.Time{}) },
+			want:  []string{invDisruptions},
+		},
 		"a disruptionCount above the disruptions seen is caught": {
 			build: func() *worldBuilder {
 				b := aJob(pyTorchSpec(1, batch.RestartPolicyOnFailure), "Running", "")
@@ -310,4 +317,19 @@ func TestElasticSplit(t *testing.T) {
 	if diff := cmp.Diff(map[string]int32{"master": 1, "worker": 4}, spec.replicas); diff != "" {
 		t.Errorf("replicas (-want +got):\n%s", diff)
 	}
+}
+
+// scaledDownThenFailed is an elastic job's world under ExitCode where worker-0, running since the
+// start, exited 1 five seconds after the job was scaled down at scaledDown (zero: never scaled
+// down), and was restarted, counted as a disruption (render/scaledown.go).
+func scaledDownThenFailed(scaledDown time.Time) *worldBuilder {
+	b := aJob(pyTorchSpec(1, batch.RestartPolicyExitCode), "Running", "")
+	b.job.st.lastScaleDown = scaledDown
+	b.pod("master", 0, 0, -1)
+	w := b.pod("worker", 0, 0, 1)
+	w.started, w.finished = t0, t0.Add(time.Minute+5*time.Second)
+	w.terminatedAt, w.gone = w.finished, t0.Add(time.Minute+6*time.Second)
+	b.pod("worker", 0, 2*time.Minute, -1)
+	b.job.disruptions = []countSeen{{n: 1, at: t0.Add(3 * time.Minute)}}
+	return b
 }

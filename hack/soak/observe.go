@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
 	"github.com/trainyard/trainyard/hack/internal/localrun"
+	"github.com/trainyard/trainyard/render"
 )
 
 // world is everything the soak's watches have seen, on the soak's own clock: each job, each pod
@@ -78,7 +80,9 @@ type podRecord struct {
 	created     time.Time // creationTimestamp
 	phase       corev1.PodPhase
 	exitCode    *int32 // the training container's, once terminated
-	disrupted   bool
+	// started and finished are the terminated container's startedAt and finishedAt.
+	started, finished time.Time
+	disrupted         bool
 	// byHand: the soak deleted it (a disruption: someone other than the operator deleted it).
 	byHand bool
 	// terminatedAt is when it was first seen Succeeded or Failed; deleting when its
@@ -143,10 +147,29 @@ type jobStatus struct {
 	completion      time.Time
 	backoffCount    int32
 	disruptionCount int32
+	// lastScaleDown is status.lastScaleDownTime: failures soon after it are disruptions.
+	lastScaleDown time.Time
 }
 
 func terminalPhase(p string) bool {
 	return p == string(batch.JobSucceeded) || p == string(batch.JobFailed)
+}
+
+// asEnded is p as the operator judges its end: a replica started before the job's last
+// scale-down that exited non-zero within render.ScaleDownWindow of it ended on the peer taken
+// away, a disruption (render/scaledown.go).
+func (j *jobRecord) asEnded(p *podRecord) *podRecord {
+	at := j.st.lastScaleDown
+	if at.IsZero() || p.disrupted || p.phase != corev1.PodFailed || p.exitCode == nil || *p.exitCode == 0 {
+		return p
+	}
+	started, end := cmp.Or(p.started, p.created), cmp.Or(p.finished, p.terminatedAt)
+	if started.After(at) || end.Before(at) || end.After(at.Add(render.ScaleDownWindow)) {
+		return p
+	}
+	q := *p
+	q.disrupted = true
+	return &q
 }
 
 // Retryable exit codes of the ExitCode restart policy (SPEC §7).
@@ -302,6 +325,9 @@ func kubeflowSpec(rp kubeflowv1.RunPolicy) jobSpec {
 
 func t9kStatus(st *batch.TrainingJobStatus) jobStatus {
 	out := jobStatus{phase: string(st.Phase), backoffCount: st.BackoffCount, disruptionCount: st.DisruptionCount}
+	if st.LastScaleDownTime != nil {
+		out.lastScaleDown = st.LastScaleDownTime.Time
+	}
 	for _, c := range st.Conditions {
 		if (c.Type == batch.ConditionCompleted || c.Type == batch.ConditionFailed) && c.Status == "True" {
 			out.reason = c.Reason
@@ -318,6 +344,9 @@ func t9kStatus(st *batch.TrainingJobStatus) jobStatus {
 // asked to go: the settled check waits for them to be gone).
 func kubeflowStatus(st *kubeflowv1.JobStatus) jobStatus {
 	out := jobStatus{backoffCount: st.BackoffCount, disruptionCount: st.DisruptionCount}
+	if st.LastScaleDownTime != nil {
+		out.lastScaleDown = st.LastScaleDownTime.Time
+	}
 	is := map[kubeflowv1.JobConditionType]*kubeflowv1.JobCondition{}
 	for i := range st.Conditions {
 		if st.Conditions[i].Status == corev1.ConditionTrue {
@@ -451,6 +480,7 @@ func (w *world) observePod(obj client.Object, deleted bool) {
 			if c.State.Terminated != nil {
 				code := c.State.Terminated.ExitCode
 				r.exitCode = &code
+				r.started, r.finished = c.State.Terminated.StartedAt.Time, c.State.Terminated.FinishedAt.Time
 				break
 			}
 		}
