@@ -129,6 +129,9 @@ type jobMemory struct {
 	// tensorBoardTaken says who holds the name of the job's TensorBoard Deployment, until a
 	// round's writes all go through: status.tensorboard's note.
 	tensorBoardTaken string
+	// tensorBoardRefused is the API server's refusal of the job's TensorBoard Deployment, until
+	// an apply of it goes through: status.tensorboard's note.
+	tensorBoardRefused string
 	// gangRefused is the API server's refusal of the job's last gang object apply, until one
 	// succeeds: the Waiting condition's CreateFailed message (no pod is created without it).
 	gangRefused string
@@ -268,7 +271,7 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	derive := status.Input{
 		Job: &model, Generation: job.GetGeneration(), Current: current, Pods: pods,
 		Out: out, RenderErr: renderErr, TensorBoard: tb, TensorBoardPods: waiting.tensorBoard,
-		Gang: waiting.gang, CreateRefused: waiting.createRefused, GangRefused: waiting.gangRefused, NameTaken: waiting.nameTaken, TensorBoardTaken: waiting.tensorBoardTaken, Now: now,
+		Gang: waiting.gang, CreateRefused: waiting.createRefused, GangRefused: waiting.gangRefused, NameTaken: waiting.nameTaken, TensorBoardTaken: waiting.tensorBoardTaken, TensorBoardRefused: waiting.tensorBoardRefused, Now: now,
 	}
 	next := status.Derive(derive)
 	result := ctrl.Result{}
@@ -535,8 +538,12 @@ func (r *jobReconciler) applyDependents(ctx context.Context, job client.Object, 
 		}
 		if taken != nil {
 			errs = append(errs, taken)
-		} else if _, err := r.applier.Apply(ctx, tb.Deployment, live); err != nil {
-			errs = append(errs, err)
+		} else {
+			_, err := r.applier.Apply(ctx, tb.Deployment, live)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			r.rememberTensorBoard(job.GetUID(), err)
 		}
 		if err := r.applyService(ctx, job, tb.Service.Name, tb.Service); err != nil {
 			errs = append(errs, err)

@@ -34,7 +34,9 @@ type waitingInputs struct {
 	nameTaken     string
 	// tensorBoardTaken: who holds the name of the TensorBoard Deployment.
 	tensorBoardTaken string
-	recheck          bool
+	// tensorBoardRefused: the API server's refusal of the TensorBoard Deployment.
+	tensorBoardRefused string
+	recheck            bool
 }
 
 func (r *jobReconciler) waitingInputs(ctx context.Context, job client.Object, model *render.Job, out *render.Output, pods []*corev1.Pod, tb *appsv1.Deployment) waitingInputs {
@@ -44,6 +46,7 @@ func (r *jobReconciler) waitingInputs(ctx context.Context, job client.Object, mo
 	w.gangRefused = r.memory(job.GetUID()).gangRefused
 	w.nameTaken = r.memory(job.GetUID()).nameTaken
 	w.tensorBoardTaken = r.memory(job.GetUID()).tensorBoardTaken
+	w.tensorBoardRefused = r.memory(job.GetUID()).tensorBoardRefused
 	r.mu.Unlock()
 	if out == nil {
 		return w
@@ -125,6 +128,21 @@ func (r *jobReconciler) rememberNameTaken(uid types.UID, err error) {
 	r.memory(uid).nameTaken = job
 	// A TensorBoard is not what the job waits for: its own status says why it is missing.
 	r.memory(uid).tensorBoardTaken = tensorBoard
+	r.mu.Unlock()
+}
+
+// rememberTensorBoard records the API server's refusal of the job's TensorBoard Deployment, or
+// clears it once an apply goes through. Another failure leaves the last answer standing.
+func (r *jobReconciler) rememberTensorBoard(uid types.UID, err error) {
+	if err != nil && !refusal(err) {
+		return
+	}
+	refused := ""
+	if err != nil {
+		refused = refusalMessage(err)
+	}
+	r.mu.Lock()
+	r.memory(uid).tensorBoardRefused = refused
 	r.mu.Unlock()
 }
 

@@ -48,6 +48,9 @@ type Input struct {
 	// TensorBoardTaken says who holds the name of the job's TensorBoard Deployment, which the
 	// job therefore has not.
 	TensorBoardTaken string
+	// TensorBoardRefused is the API server's refusal of the job's TensorBoard Deployment (a quota
+	// on Deployments, an admission policy or webhook), which the job therefore has not.
+	TensorBoardRefused string
 	// GangRefused is the API server's refusal of the job's latest gang object (a Workload or a
 	// PodGroup: no pod is created before it), if it was refused and no apply has succeeded since.
 	GangRefused string
@@ -107,7 +110,7 @@ func Derive(in Input) batch.TrainingJobStatus {
 	}
 	conditions(&st, in.Job, d, now)
 	setWaiting(&st, waitingCause(in, &st), now)
-	st.Tensorboard = tensorBoard(in.Job, in.TensorBoard, in.TensorBoardPods, in.TensorBoardTaken)
+	st.Tensorboard = tensorBoard(in.Job, in.TensorBoard, in.TensorBoardPods, in.TensorBoardTaken, in.TensorBoardRefused)
 	return st
 }
 
@@ -280,7 +283,7 @@ func restartMessage(d *render.Decisions) string {
 }
 
 // tensorBoard reports the TensorBoard Deployment as the job's dependent.
-func tensorBoard(j *render.Job, d *appsv1.Deployment, pods []*corev1.Pod, taken string) *batch.DependentStatus {
+func tensorBoard(j *render.Job, d *appsv1.Deployment, pods []*corev1.Pod, taken, refused string) *batch.DependentStatus {
 	if j.TensorBoard == nil {
 		return nil
 	}
@@ -289,6 +292,9 @@ func tensorBoard(j *render.Job, d *appsv1.Deployment, pods []*corev1.Pod, taken 
 		if taken != "" {
 			// Another object holds its name: it will not be made until that one goes.
 			st.Type, st.Reason, st.Note = corev1.EventTypeWarning, render.ReasonNameConflict, shorten(taken, maxWaitingMessage)
+		} else if refused != "" {
+			// The API server refused the Deployment itself: it is not made until the cause goes.
+			st.Type, st.Reason, st.Note = corev1.EventTypeWarning, batch.ReasonCreateFailed, shorten(refused, maxWaitingMessage)
 		}
 		return st
 	}

@@ -368,8 +368,27 @@ func TestATensorBoardWhosePodCannotBeCreatedSaysWhy(t *testing.T) {
 			{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate", Message: refused},
 		},
 	}}
-	got := tensorBoard(&j, d, nil, "")
+	got := tensorBoard(&j, d, nil, "", "")
 	if got.Ready || got.Type != corev1.EventTypeWarning || got.Reason != batch.ReasonCreateFailed || got.Note != refused {
 		t.Errorf("status.tensorboard = %+v; want Warning CreateFailed with the refusal", *got)
+	}
+}
+
+// TestATensorBoardTheAPIServerRefusedSaysWhy: the API server refused the TensorBoard Deployment
+// itself (a quota on Deployments): status.tensorboard says so in its words rather than Creating
+// for ever.
+func TestATensorBoardTheAPIServerRefusedSaysWhy(t *testing.T) {
+	b := newJob(1)
+	b.job.Spec.TensorboardSpec = &batch.TensorBoardSpec{Image: "tensorboard", TrainingLogFilesets: []batch.FilesetURI{"t9k://pvc/logs/tb"}}
+	j := b.Obj()
+	refused := `deployments.apps "j-tensorboard" is forbidden: exceeded quota: dq, requested: count/deployments.apps=1, used: count/deployments.apps=0, limited: count/deployments.apps=0`
+	out, err := render.Render(render.Input{Job: j, Now: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := Derive(Input{Job: &j, Generation: 1, Current: j.Status, Out: out, TensorBoardRefused: refused, Now: t0})
+	got := st.Tensorboard
+	if got == nil || got.Ready || got.Type != corev1.EventTypeWarning || got.Reason != batch.ReasonCreateFailed || got.Note != refused {
+		t.Errorf("status.tensorboard = %+v; want Warning CreateFailed with the refusal", got)
 	}
 }
