@@ -111,8 +111,9 @@ type jobMemory struct {
 	allCreated bool
 	// podGroupGone: the PodGroup has been deleted since render stopped wanting it.
 	podGroupGone bool
-	// autoscalerGone: the HPA has been deleted since render stopped wanting it.
-	autoscalerGone bool
+	// autoscalerGone: the HPA has been looked up, and deleted if the job owned one, since render
+	// stopped wanting it, at this generation of the job (0: not since).
+	autoscalerGone int64
 	// servicesInSync: a Kubeflow job's per-replica Services were all there, and none extra, for
 	// this generation and this many desired (see syncReplicaServices).
 	servicesInSync *servicesSync
@@ -582,20 +583,26 @@ func (r *jobReconciler) deleteOwned(ctx context.Context, reader client.Reader, j
 }
 
 // applyAutoscaler applies render's HPA (an elastic Kubeflow PyTorchJob with metrics). HPAs are
-// not cached: one render no longer wants is looked up once on the server and deleted.
+// not cached: one render no longer wants is looked up once on the server and deleted. That is
+// when the job has metrics but render wants no HPA (it finished), and once per generation of a
+// PyTorchJob edited since it was created, whose metrics (or elasticPolicy) may have been removed:
+// the HPA they made would otherwise go on scaling the job. A job never edited and without
+// metrics never had an HPA, so it costs no request.
 func (r *jobReconciler) applyAutoscaler(ctx context.Context, job client.Object, model *render.Job, out *render.Output) error {
 	uid := job.GetUID()
 	if out.Autoscaler != nil {
 		r.mu.Lock()
-		r.memory(uid).autoscalerGone = false
+		r.memory(uid).autoscalerGone = 0
 		r.mu.Unlock()
 		_, err := r.applier.ApplyUncached(ctx, out.Autoscaler)
 		return err
 	}
+	generation := max(job.GetGeneration(), 1)
 	r.mu.Lock()
-	gone := r.memory(uid).autoscalerGone
+	gone := r.memory(uid).autoscalerGone == generation
 	r.mu.Unlock()
-	if gone || model.Kubeflow == nil || model.Kubeflow.Elastic == nil || len(model.Kubeflow.Elastic.Metrics) == 0 {
+	metrics := model.Kubeflow != nil && model.Kubeflow.Elastic != nil && len(model.Kubeflow.Elastic.Metrics) > 0
+	if gone || model.Kubeflow == nil || r.kind.gvk.Kind != "PyTorchJob" || !metrics && generation == 1 {
 		return nil
 	}
 	var live autoscalingv2.HorizontalPodAutoscaler
@@ -607,7 +614,7 @@ func (r *jobReconciler) applyAutoscaler(ctx context.Context, job client.Object, 
 	live.SetName(job.GetName())
 	r.applier.Forget(&live)
 	r.mu.Lock()
-	r.memory(uid).autoscalerGone = true
+	r.memory(uid).autoscalerGone = generation
 	r.mu.Unlock()
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -199,4 +200,57 @@ func (s clientServices) of(job types.UID) ([]*corev1.Service, error) {
 		return nil, err
 	}
 	return controlledBy(list.Items, job), nil
+}
+
+// TestAnHPAWhoseMetricsWereRemovedIsDeleted: an elastic PyTorchJob's elasticPolicy.metrics made
+// an HPA; the metrics (or the whole elasticPolicy) are then removed from the running job. The HPA
+// the job owns is deleted, rather than left scaling the job through /scale until the job ends.
+func TestAnHPAWhoseMetricsWereRemovedIsDeleted(t *testing.T) {
+	for name, policy := range map[string]*kubeflowv1.ElasticPolicy{
+		"metrics removed":       {MinReplicas: ptr(int32(1)), MaxReplicas: ptr(int32(4))},
+		"elasticPolicy removed": nil,
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := newKubeflowCluster(t, 2)
+			ctx := context.Background()
+			var job kubeflowv1.PyTorchJob
+			if err := c.server.Get(ctx, types.NamespacedName{Namespace: "ns", Name: "j"}, &job); err != nil {
+				t.Fatal(err)
+			}
+			job.Spec.ElasticPolicy = policy
+			if err := c.server.Update(ctx, &job); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.server.Get(ctx, types.NamespacedName{Namespace: "ns", Name: "j"}, &job); err != nil {
+				t.Fatal(err)
+			}
+			if job.Generation < 2 {
+				// The fake does not count generations: the job is edited, as the API server would say.
+				job.Generation = 2
+				if err := c.server.Update(ctx, &job); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// The HPA an earlier generation, with metrics, made.
+			hpa := &autoscalingv2.HorizontalPodAutoscaler{
+				ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "ns", OwnerReferences: []metav1.OwnerReference{{
+					APIVersion: kubeflowv1.GroupVersion.String(), Kind: "PyTorchJob", Name: "j", UID: job.UID, Controller: ptr(true),
+				}}},
+				Spec: autoscalingv2.HorizontalPodAutoscalerSpec{MaxReplicas: 4,
+					ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: kubeflowv1.GroupVersion.String(), Kind: "PyTorchJob", Name: "j"}},
+			}
+			if err := c.server.Create(ctx, hpa); err != nil {
+				t.Fatal(err)
+			}
+			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			r := c.reconciler(&now)
+			if _, err := c.reconcile(t, r); err != nil {
+				t.Fatal(err)
+			}
+			err := c.server.Get(ctx, types.NamespacedName{Namespace: "ns", Name: "j"}, &autoscalingv2.HorizontalPodAutoscaler{})
+			if !apierrors.IsNotFound(err) {
+				t.Errorf("the job's HPA after its metrics were removed: got %v; want it deleted", err)
+			}
+		})
+	}
 }
