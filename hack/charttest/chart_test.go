@@ -155,6 +155,14 @@ func TestChartValues(t *testing.T) {
 		"one replica without leader election": {
 			set:      []string{"leaderElection.enabled=false"},
 			wantArgs: []string{"--metrics-bind-address=:8080", "--health-probe-bind-address=:8081"},
+			// No lease keeps a rolling update's new pod from reconciling beside the old one.
+			check: func(t *testing.T, objs map[string]object) {
+				spec := objs["Deployment/trainyard-system/trainyard"]["spec"].(map[string]any)
+				strategy, _ := spec["strategy"].(map[string]any)
+				if strategy["type"] != "Recreate" {
+					t.Errorf("the Deployment's strategy is %v; want Recreate: without leader election a rolling update runs two operators at once", spec["strategy"])
+				}
+			},
 		},
 		"a mistyped value is refused by the chart's schema": {
 			set:     []string{"operator.kubeAPIBuurst=3"},
