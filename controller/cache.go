@@ -21,7 +21,8 @@ func cacheOptions() cache.Options {
 	}
 	selector := labels.NewSelector().Add(*owned)
 	return cache.Options{
-		DefaultTransform: cache.TransformStripManagedFields(),
+		DefaultTransform:         cache.TransformStripManagedFields(),
+		DefaultWatchErrorHandler: watchErrors.handle,
 		ByObject: map[client.Object]cache.ByObject{
 			&corev1.Pod{}:        {Label: selector, Transform: trimPodTransform},
 			&corev1.Service{}:    {Label: selector, Transform: trimServiceTransform},

@@ -87,10 +87,11 @@ func (k *kueueCache) get(ctx context.Context) (cache.Cache, error) {
 		return nil, err
 	}
 	c, err := cache.New(k.mgr.GetConfig(), cache.Options{
-		Scheme:           k.mgr.GetScheme(),
-		Mapper:           k.mgr.GetRESTMapper(),
-		DefaultTransform: cache.TransformStripManagedFields(),
-		ByObject:         map[client.Object]cache.ByObject{newWorkload(): {Label: labels.NewSelector().Add(*owned)}},
+		Scheme:                   k.mgr.GetScheme(),
+		Mapper:                   k.mgr.GetRESTMapper(),
+		DefaultTransform:         cache.TransformStripManagedFields(),
+		DefaultWatchErrorHandler: watchErrors.handle,
+		ByObject:                 map[client.Object]cache.ByObject{newWorkload(): {Label: labels.NewSelector().Add(*owned)}},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("making the cache of Kueue's objects: %w", err)
