@@ -5,6 +5,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 )
 
 // Restarts decided by an exit code back off, as the kubelet backs off a container that keeps
@@ -102,4 +104,49 @@ func (r *renderer) holdForBackoff(due []*observedPod) []*observedPod {
 		r.requeueAfter(hold.until.Sub(r.in.Now))
 	}
 	return now
+}
+
+// countEndedBeforeStop decides, before a pause or a Kueue hold (an eviction, a Workload replaced
+// after an edit) deletes the job's pods, on the replicas that had already exited by themselves:
+// such a failure happened whatever comes after, so it counts. A restart by exit code, held in its
+// back-off or not yet decided, is counted in backoffCount now: the pause takes the restart's place
+// (the pods come back on resume, at once: the pause served as the wait). Deleting the failed pod
+// used to forgive it, and a crash loop that Kueue evicted during each back-off (waitForPodsReady's
+// recoveryTimeout shorter than the wait) never reached backoffLimit. A held restart always fits
+// in backoffLimit (one that does not fails the job at once instead of waiting), so the pause never
+// fails the job by counting it; only a failure that the pause meets before any round has decided
+// on it may (one permanent by its restart policy, or one past backoffLimit): the job fails as it
+// would have a moment before. A pod that ends on the pause's own signal is being deleted by then,
+// and counts nothing. It reports true when the job fails.
+func (r *renderer) countEndedBeforeStop() bool {
+	if r.job.Debug {
+		// Debug pods' exits neither fail nor restart the job.
+		return false
+	}
+	d := &r.out.Decisions
+	var due []*observedPod
+	for _, p := range r.ended() {
+		r.endedOnScaleDown(p)
+		if p.disrupted || p.gone || p.pod.DeletionTimestamp != nil {
+			continue
+		}
+		policy := r.job.replicaType(p.slot.typ).RestartPolicy
+		switch restartVerdict(policy, p) {
+		case fail:
+			if r.job.Kubeflow != nil && r.job.Kubeflow.DynamicWorker && p.slot.typ == "worker" {
+				continue
+			}
+			d.Phase, d.Reason = batch.JobFailed, batch.ReasonFailed
+			d.Message = fmt.Sprintf("%s %s and restartPolicy %s does not restart it", p.pod.Name, howItEnded(p), policy)
+			return true
+		case restart:
+			due = append(due, p)
+		}
+	}
+	_, _, backoff := r.restartCost(due)
+	if r.exceedsBackoffLimit(backoff) {
+		return r.restart(due)
+	}
+	d.BackoffCount += int32(backoff)
+	return false
 }

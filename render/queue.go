@@ -166,6 +166,11 @@ func (r *renderer) queueHold() bool {
 	}
 	d := &r.out.Decisions
 	hold := func(reason, message string) bool {
+		if r.countEndedBeforeStop() {
+			d.CompletionTime = &r.now
+			r.cleanUp()
+			return true
+		}
 		for _, p := range r.allObserved() {
 			r.delete(p, DeleteEvicted)
 		}

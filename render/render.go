@@ -251,6 +251,11 @@ func (r *renderer) decide() {
 		d.CompletionTime = &r.now
 		r.cleanUp()
 	case r.job.Pause:
+		if r.countEndedBeforeStop() {
+			d.CompletionTime = &r.now
+			r.cleanUp()
+			return
+		}
 		r.pause()
 		r.kueueHold()
 	case r.job.Dispatched:
