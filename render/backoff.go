@@ -70,7 +70,9 @@ func (r *renderer) holdForBackoff(due []*observedPod) []*observedPod {
 	held := map[*observedPod]bool{}
 	for _, p := range exits {
 		// Note: a container that did not say when it started and ended restarts at once.
-		if p.started.IsZero() || p.finished.IsZero() || p.finished.Sub(p.started) >= RestartBackoffReset {
+		// One someone else deleted restarts at once: it is gone, or going, and its slot is filled
+		// again as soon as it is empty; the deletion ends the wait (its failure still counts).
+		if p.started.IsZero() || p.finished.IsZero() || p.finished.Sub(p.started) >= RestartBackoffReset || p.deletedByOther {
 			if gang {
 				return due
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -250,12 +251,39 @@ func (r *renderer) observeDeletions() {
 		if !r.job.fills(o) || r.observed[o.slot] != nil || r.vanished[o.slot] != nil || !r.current(o) || o.succeeded {
 			continue
 		}
+		if o.exitedBeforeDeletion() {
+			// Its failure came first: the deletion does not make it a disruption.
+			o.gone, o.deletedByOther = true, true
+			r.vanished[o.slot] = o
+			continue
+		}
 		o.terminated, o.disrupted, o.gone = true, true, true
 		if o.cause == "" {
 			o.cause = causeDeleted
 		}
 		r.vanished[o.slot] = o
 	}
+}
+
+// exitedBeforeDeletion reports whether a pod someone else deleted had already exited non-zero by
+// itself: its training container finished before the deletion was asked for (deletionTimestamp
+// less the grace period), or it is Failed with no deletion time. Its failure happened first and
+// is counted as one; the deletion (kubectl delete pod during its back-off, a tool that clears
+// failed pods) used to turn it into a disruption, uncounted, so that a crash loop whose failed pods
+// were deleted never reached backoffLimit. A pod that ended on the deletion's signal is disrupted.
+func (p *observedPod) exitedBeforeDeletion() bool {
+	if !p.terminated || p.succeeded || p.disrupted || p.exitCode == nil || *p.exitCode == 0 || p.finished.IsZero() {
+		return false
+	}
+	ts := p.pod.DeletionTimestamp
+	if ts == nil {
+		return true
+	}
+	asked := ts.Time
+	if g := p.pod.DeletionGracePeriodSeconds; g != nil {
+		asked = asked.Add(-time.Duration(*g) * time.Second)
+	}
+	return p.finished.Before(asked)
 }
 
 // ended lists, in spec order, the replicas whose end this round decides on: terminated pods still
@@ -281,6 +309,8 @@ func (r *renderer) ended() []*observedPod {
 			going := p.pod.DeletionTimestamp != nil
 			switch {
 			case p.terminated && (!going || p.nodeLost):
+				out = append(out, p)
+			case gang && going && p.deletedByOther && p.exitedBeforeDeletion():
 				out = append(out, p)
 			case gang && p.ran() && !p.succeeded && ((going && p.deletedByOther) || (!going && p.disrupted)):
 				p.disrupted = true
