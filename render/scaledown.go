@@ -27,7 +27,12 @@ const causeScaledDown = "exited with code %d after the job was scaled down"
 // its slot's type remains, with fewer replicas than its index (a pod of a removed type, or one
 // labelled for a slot it is not named for, is a stray, not a scale-down).
 func (r *renderer) noteScaleDown(p *observedPod) {
-	if p.pod.DeletionTimestamp != nil || p.terminated || !p.ran() {
+	// Note: only an elastic job's agents re-rendezvous in a smaller world. A job that is not
+	// elastic and whose replicas are edited down keeps its other pods as they are (their peers
+	// block until a collective times out, or, beside parameter servers, run on): a failure of
+	// theirs is their own. The window used to apply to every job, so that under ExitCode a worker's
+	// exit 1 within 6 minutes of an edit restarted uncounted instead of failing the job.
+	if !r.job.elastic() || p.pod.DeletionTimestamp != nil || p.terminated || !p.ran() {
 		return
 	}
 	for _, t := range r.job.Replicas {
@@ -42,7 +47,7 @@ func (r *renderer) noteScaleDown(p *observedPod) {
 // scale-down, having started before it, as disrupted by it.
 func (r *renderer) endedOnScaleDown(p *observedPod) {
 	at := r.out.Decisions.LastScaleDownTime
-	if at == nil || p.disrupted || p.succeeded || p.exitCode == nil || *p.exitCode == 0 {
+	if at == nil || !r.job.elastic() || p.disrupted || p.succeeded || p.exitCode == nil || *p.exitCode == 0 {
 		return
 	}
 	if !p.started.IsZero() && p.started.After(at.Time) {
