@@ -361,8 +361,8 @@ func (r *renderer) warn(reason, message string) {
 }
 
 func (r *renderer) delete(p *observedPod, reason string) {
-	if p.pod.DeletionTimestamp != nil && !p.nodeLost {
-		return // already going
+	if p.deleting || p.pod.DeletionTimestamp != nil && !p.nodeLost {
+		return // already going, or deleted in this round for another reason
 	}
 	r.out.Decisions.Delete = append(r.out.Decisions.Delete, Deletion{
 		Name: p.pod.Name, UID: p.pod.UID, Reason: reason, Force: p.nodeLost,
