@@ -31,6 +31,7 @@ func TestRestarts(t *testing.T) {
 		operatorFeature("an evicted pod is replaced as a disruption: backoffCount stays 0, even with backoffLimit 0", "evicted", evictedPodIsADisruption),
 		operatorFeature("backoffLimit still ends a job that keeps failing by exit code; an eviction on the way does not use it up", "backoff-evict", backoffLimitAfterAnEviction),
 		operatorFeature("a restart by exit code after the first backs off: the second waits 10 s from the pod's end, saying until when", "backoff-wait", restartsBackOff),
+		operatorFeature("a failure held in back-off counts whatever ends the hold: the failed pod deleted by hand restarts at once, counted; a pause counts it", "backoff-cut", heldFailuresCount),
 	)
 }
 
@@ -242,4 +243,38 @@ func restartsBackOff(ctx context.Context, t *testing.T, c client.Client, ns stri
 	}
 	waitCounts(ctx, t, c, ns, "bw", 2, 0, 2, map[string]int32{"master": 2, "worker": 2})
 	t.Logf("first restart: new gang running in %s; second: %s after the failure (%s from when the Waiting condition said so)", first, waited, second)
+}
+
+// heldFailuresCount: a failure held in back-off is counted once whatever ends the hold. The
+// operator learns of a hand deletion from its watch (the pod's last state, exit code included) and
+// of a pause from the job: render tests cannot show that the count reaches the status.
+func heldFailuresCount(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	create(ctx, t, c, ns, pyTorchJob("hc").Workers(1, sim("", "")).Policy(batch.RestartPolicyOnFailure).BackoffLimit(5).Obj())
+	old := runningPods(ctx, t, c, ns, "hc", 2)
+	annotatePod(ctx, t, c, ns, "hc-worker-0", simExitCode, "1")
+	waitReplaced(ctx, t, c, ns, "hc", old, []string{"hc-master-0", "hc-worker-0"}, 2, true)
+	waitCounts(ctx, t, c, ns, "hc", 1, 0, 1, map[string]int32{"master": 1, "worker": 1})
+
+	// The second failure waits 10 s; kubectl delete pod on it ends the wait and counts it.
+	old = runningPods(ctx, t, c, ns, "hc", 2)
+	annotatePod(ctx, t, c, ns, "hc-worker-0", simExitCode, "1")
+	waitingIs(ctx, t, c, ns, "hc", batch.ReasonRestarting, "after the first waits")
+	deleted := time.Now()
+	if err := c.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hc-worker-0"}}); err != nil {
+		t.Fatalf("deleting hc-worker-0: %v", err)
+	}
+	waitReplaced(ctx, t, c, ns, "hc", old, []string{"hc-master-0", "hc-worker-0"}, 2, true)
+	if took := time.Since(deleted); took >= render.RestartBackoffBase {
+		t.Errorf("the gang ran again %s after the failed pod was deleted; want at once, before its back-off (%s) ended", took, render.RestartBackoffBase)
+	}
+	waitCounts(ctx, t, c, ns, "hc", 2, 0, 2, map[string]int32{"master": 2, "worker": 2})
+
+	// The third waits 20 s; a pause during it deletes the failed pod and counts the failure.
+	annotatePod(ctx, t, c, ns, "hc-worker-0", simExitCode, "1")
+	waitingIs(ctx, t, c, ns, "hc", batch.ReasonRestarting, "after the first waits")
+	patchJob(ctx, t, c, ns, "hc", `{"spec":{"runMode":{"pause":{"enabled":true}}}}`)
+	st := waitPhase(ctx, t, c, ns, "hc", batch.JobPaused)
+	if st.BackoffCount != 3 || st.DisruptionCount != 0 {
+		t.Errorf("paused during the third failure's back-off: backoffCount %d, disruptionCount %d; want 3 and 0", st.BackoffCount, st.DisruptionCount)
+	}
 }
