@@ -87,7 +87,11 @@ func (r *renderer) desiredPods() []*corev1.Pod {
 		for i := int32(0); i < t.Replicas; i++ {
 			observed := r.observed[slot{t.Type, i}]
 			name := PodName(r.job.Name, t.Type, i)
-			if (observed != nil && observed.deleting) || (observed == nil && (taken[name] || r.holdCreates)) {
+			// Note: while a gang restart waits for its back-off, an empty slot (a peer evicted or
+			// deleted meanwhile) stays empty: the gang is replaced whole when the wait ends, and a
+			// pod created alone now could not join it (it was created, and deleted by the restart).
+			gangHold := r.backoff != nil && r.backoff.gang
+			if (observed != nil && observed.deleting) || (observed == nil && (taken[name] || r.holdCreates || gangHold)) {
 				continue
 			}
 			if observed == nil && room == 0 {
