@@ -248,7 +248,8 @@ func (s *session) findJob(ctx context.Context, ref string) (*job, error) {
 		want, name = strings.ToLower(k), n
 	}
 	var found []*job
-	var named *kindInfo // the kind ref names, if it names one
+	var named *kindInfo  // the kind ref names, if it names one
+	var missing []string // the kinds whose CRD the cluster has not
 	for i := range kinds {
 		k := &kinds[i]
 		if want != "" && !k.named(want) {
@@ -260,7 +261,9 @@ func (s *session) findJob(ctx context.Context, ref string) (*job, error) {
 		switch {
 		case err == nil:
 			found = append(found, &job{info: k, obj: obj, model: k.model(obj)})
-		case meta.IsNoMatchError(err) || isNotFound(err):
+		case meta.IsNoMatchError(err):
+			missing = append(missing, k.kind)
+		case isNotFound(err):
 		default:
 			return nil, err
 		}
@@ -272,8 +275,12 @@ func (s *session) findJob(ctx context.Context, ref string) (*job, error) {
 			all = append(all, k.aliases[0])
 		}
 		return nil, fmt.Errorf("%q is not a kind of training job: say %s (or no kind)", want, strings.Join(all, ", "))
+	case len(found) == 0 && want != "" && contains(missing, named.kind):
+		return nil, fmt.Errorf("the cluster has no %s: its CRD %s.%s is not installed%s", named.kind, named.aliases[len(named.aliases)-1], named.group, installHint(named))
 	case len(found) == 0 && want != "":
 		return nil, fmt.Errorf("no %s %q in namespace %s", named.kind, name, s.namespace)
+	case len(found) == 0 && len(missing) > 0:
+		return nil, fmt.Errorf("no training job %q in namespace %s (the cluster has no %s: not installed)", ref, s.namespace, strings.Join(missing, ", "))
 	case len(found) == 0:
 		return nil, fmt.Errorf("no training job %q in namespace %s", ref, s.namespace)
 	}
@@ -286,6 +293,14 @@ func (s *session) findJob(ctx context.Context, ref string) (*job, error) {
 		names = append(names, j.info.aliases[0]+"/"+name)
 	}
 	return nil, fmt.Errorf("%q names jobs of several kinds: say which, e.g. %s", name, strings.Join(names, " or "))
+}
+
+// installHint says how to install a kind that is opt-in.
+func installHint(k *kindInfo) string {
+	if k.group == kubeflowv1.GroupVersion.Group {
+		return " (the kubeflow.org kinds are opt-in: kubectl apply -k kustomize/kubeflow, or the chart's kubeflow.enabled=true)"
+	}
+	return ""
 }
 
 // listJobs lists the jobs of every kind installed, sorted by namespace and name, and the

@@ -5,10 +5,15 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
 	"github.com/trainyard/trainyard/controller"
 )
 
@@ -73,6 +78,40 @@ func TestFindJob(t *testing.T) {
 		"foo/p":    `"foo" is not a kind of training job: say ptj, tfj, pytorchjob, tfjob (or no kind)`,
 		"nothing":  `no training job "nothing" in namespace ns`,
 		"both":     `"both" names jobs of several kinds: say which, e.g. ptj/both or tfj/both`,
+	} {
+		j, err := s.findJob(context.Background(), ref)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		} else {
+			got = j.info.kind
+		}
+		if got != want {
+			t.Errorf("findJob(%q) = %s; want %s", ref, got, want)
+		}
+	}
+}
+
+// TestFindJobKindNotInstalled: a job asked for by a kind whose CRD the cluster lacks is not said
+// to be missing from the namespace: the kind is.
+func TestFindJobKindNotInstalled(t *testing.T) {
+	p := ptj(nil, batch.JobRunning)
+	c := fake.NewClientBuilder().WithScheme(controller.Scheme()).WithObjects(p).WithInterceptorFuncs(interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if _, ok := obj.(*kubeflowv1.PyTorchJob); ok {
+				return &meta.NoKindMatchError{GroupKind: schema.GroupKind{Group: kubeflowv1.GroupVersion.Group, Kind: "PyTorchJob"}}
+			}
+			if _, ok := obj.(*kubeflowv1.TFJob); ok {
+				return &meta.NoKindMatchError{GroupKind: schema.GroupKind{Group: kubeflowv1.GroupVersion.Group, Kind: "TFJob"}}
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+	}).Build()
+	s := &session{client: c, namespace: "ns"}
+	for ref, want := range map[string]string{
+		"pytorchjob/p": "the cluster has no PyTorchJob: its CRD pytorchjobs.kubeflow.org is not installed (the kubeflow.org kinds are opt-in: kubectl apply -k kustomize/kubeflow, or the chart's kubeflow.enabled=true)",
+		"nothing":      `no training job "nothing" in namespace ns (the cluster has no PyTorchJob, TFJob: not installed)`,
+		"p":            "PyTorchTrainingJob",
 	} {
 		j, err := s.findJob(context.Background(), ref)
 		got := ""
