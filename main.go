@@ -29,11 +29,12 @@ func main() {
 	switch {
 	case isVerb:
 		err = cli.Run(verb, rest, os.Stdout, os.Stderr)
-	case plugin || len(args) > 0 && (args[0] == "help" || args[0] == "-h" || args[0] == "--help"):
+	case plugin:
+		// The plugin never runs the operator: what is no command is an error, but a call for help.
+		err = cli.PluginUsage(args, os.Stderr)
+	case len(args) > 0 && (args[0] == "help" || args[0] == "-h" || args[0] == "--help"):
 		fmt.Fprintln(os.Stderr, cli.Usage)
-		if !plugin {
-			err = controller.Main([]string{"-help"})
-		}
+		err = controller.Main([]string{"-help"})
 	default:
 		err = controller.Main(args)
 	}

@@ -57,21 +57,48 @@ var leadingFlags = []string{"kubeconfig", "context", "namespace", "n"}
 // (trainyard --kubeconfig k -n team get), and returns it with the rest of args, those flags first.
 // ok is false when args name no verb there: they are the operator's.
 func SplitVerb(args []string) (verb string, rest []string, ok bool) {
+	i := verbIndex(args)
+	if i < 0 || i >= len(args) || !slices.Contains(Verbs, args[i]) {
+		return "", nil, false
+	}
+	return args[i], append(slices.Clone(args[:i]), args[i+1:]...), true
+}
+
+// verbIndex is where the verb stands in args, after kubectl's global flags and their values
+// (len(args) when nothing follows them), or -1 when another flag comes first.
+func verbIndex(args []string) int {
 	i := 0
 	for i < len(args) && strings.HasPrefix(args[i], "-") {
 		name, _, withValue := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
 		if !slices.Contains(leadingFlags, name) {
-			return "", nil, false
+			return -1
 		}
 		i++
 		if !withValue {
 			i++ // the flag's value
 		}
 	}
-	if i >= len(args) || !slices.Contains(Verbs, args[i]) {
-		return "", nil, false
+	return min(i, len(args))
+}
+
+// PluginUsage is `kubectl trainyard ARGS` when ARGS name no verb (SplitVerb's ok is false): the
+// plugin never runs the operator, so it prints the usage when asked for help (no arguments,
+// help, -h, --help) and otherwise fails, naming what it could not read as a command.
+func PluginUsage(args []string, stderr io.Writer) error {
+	if len(args) == 0 || slices.Contains([]string{"help", "-h", "-help", "--help"}, args[0]) {
+		fmt.Fprintln(stderr, Usage)
+		return nil
 	}
-	return args[i], append(slices.Clone(args[:i]), args[i+1:]...), true
+	what := fmt.Sprintf("unknown command %q", args[0])
+	switch i := verbIndex(args); {
+	case i < 0:
+		what = fmt.Sprintf("unknown flag %q before the command", args[0])
+	case i == len(args):
+		what = "no command after the flags"
+	default:
+		what = fmt.Sprintf("unknown command %q", args[i])
+	}
+	return fmt.Errorf("%s: the commands are %s (kubectl trainyard help)", what, strings.Join(Verbs, ", "))
 }
 
 // Run runs verb with args, writing to stdout and stderr.

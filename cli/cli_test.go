@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -122,6 +124,34 @@ func TestFindJobKindNotInstalled(t *testing.T) {
 		}
 		if got != want {
 			t.Errorf("findJob(%q) = %s; want %s", ref, got, want)
+		}
+	}
+}
+
+// TestPluginUsage: `kubectl trainyard` with no command is a call for help (exit 0), but a
+// mistyped command is an error, so that a script's `kubectl trainyard gett` does not pass.
+func TestPluginUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		wantErr string
+	}{
+		{args: nil},
+		{args: []string{"help"}},
+		{args: []string{"--help"}},
+		{args: []string{"gett", "-A"}, wantErr: `unknown command "gett": the commands are render, get, describe, logs, pause, resume (kubectl trainyard help)`},
+		{args: []string{"-n", "team", "gett"}, wantErr: `unknown command "gett": the commands are`},
+		{args: []string{"-n", "team"}, wantErr: `no command after the flags: the commands are`},
+		{args: []string{"--leader-elect"}, wantErr: `unknown flag "--leader-elect" before the command`},
+	} {
+		var out bytes.Buffer
+		err := PluginUsage(tc.args, &out)
+		switch {
+		case tc.wantErr == "" && (err != nil || !strings.Contains(out.String(), "usage:")):
+			t.Errorf("PluginUsage(%q) = %v, printed %q; want the usage and no error", tc.args, err, out.String())
+		case tc.wantErr != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.wantErr)):
+			t.Errorf("PluginUsage(%q) = %v; want an error beginning %q", tc.args, err, tc.wantErr)
+		case tc.wantErr != "" && out.Len() > 0:
+			t.Errorf("PluginUsage(%q) printed the usage beside the error: %q", tc.args, out.String())
 		}
 	}
 }
