@@ -21,6 +21,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -265,6 +268,9 @@ type job struct {
 	info  *kindInfo
 	obj   client.Object
 	model render.Job
+	// livePods, when set, is how many of the job's pods run now, counted from the pods: a
+	// finished kubeflow.org job's status keeps the counts it finished with (frozenRunning).
+	livePods *int32
 }
 
 // findJob reads the job named by ref ([KIND/]NAME): the one kind named, else every kind, and
@@ -347,6 +353,7 @@ func (s *session) listJobs(ctx context.Context, all bool) ([]*job, map[string]st
 		out = append(out, jobs...)
 		versions[k.kind] = rv
 	}
+	s.countLivePods(ctx, out, all)
 	sort.SliceStable(out, func(a, b int) bool {
 		if out[a].obj.GetNamespace() != out[b].obj.GetNamespace() {
 			return out[a].obj.GetNamespace() < out[b].obj.GetNamespace()
@@ -354,6 +361,64 @@ func (s *session) listJobs(ctx context.Context, all bool) ([]*job, map[string]st
 		return out[a].obj.GetName() < out[b].obj.GetName()
 	})
 	return out, versions, nil
+}
+
+// countLivePods counts the running pods of the jobs whose status does not (frozenRunning), in one
+// list of their pods. When they cannot be listed (a user who may not list pods), the status's
+// count stays.
+func (s *session) countLivePods(ctx context.Context, jobs []*job, all bool) {
+	byKey := map[string]*job{}
+	names := sets.New[string]()
+	for _, j := range jobs {
+		if j.frozenRunning() {
+			byKey[key(j)] = j
+			names.Insert(j.obj.GetName())
+			j.livePods = new(int32)
+		}
+	}
+	if len(byKey) == 0 {
+		return
+	}
+	sel := labels.NewSelector()
+	for _, r := range []struct {
+		label  string
+		values []string
+	}{{batch.LabelOwnerKind, []string{"PyTorchJob", "TFJob"}}, {batch.LabelOwnerName, sets.List(names)}} {
+		req, err := labels.NewRequirement(r.label, selection.In, r.values)
+		if err != nil {
+			continue // a name no label can hold: not one of a job's pods
+		}
+		sel = sel.Add(*req)
+	}
+	var pods corev1.PodList
+	if err := s.client.List(ctx, &pods, append(s.scope(all), client.MatchingLabelsSelector{Selector: sel})...); err != nil {
+		for _, j := range byKey {
+			j.livePods = nil
+		}
+		return
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		j := byKey[p.Labels[batch.LabelOwnerKind]+"/"+p.Namespace+"/"+p.Labels[batch.LabelOwnerName]]
+		if j != nil && p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+			*j.livePods++
+		}
+	}
+}
+
+// countRunning sets the running pods of a job whose status does not count them (frozenRunning)
+// from its pods.
+func countRunning(j *job, pods []corev1.Pod) {
+	if !j.frozenRunning() {
+		return
+	}
+	n := int32(0)
+	for i := range pods {
+		if pods[i].Status.Phase == corev1.PodRunning && pods[i].DeletionTimestamp == nil {
+			n++
+		}
+	}
+	j.livePods = &n
 }
 
 // listKind lists the jobs of one kind, in the session's namespace or all, and the list's
@@ -378,12 +443,31 @@ func (s *session) scope(all bool) []client.ListOption {
 	return []client.ListOption{client.InNamespace(s.namespace)}
 }
 
-// running counts the job's running pods as its status says.
+// running counts the job's running pods: as its status says, or as counted from the pods when
+// the status's count is not of now (frozenRunning).
 func (j *job) running() int32 {
 	st := &j.model.Status
+	if j.livePods != nil {
+		return *j.livePods
+	}
 	if j.model.Kubeflow == nil {
 		return st.Aggregate.Running
 	}
+	return j.statusRunning()
+}
+
+// frozenRunning says that the job's status counts running pods as they were when it finished,
+// not now: a failed kubeflow.org job keeps the replicaStatuses' active it failed with, as
+// Kubeflow's operator does, though its pods are deleted (activeDeadlineSeconds, backoffLimit,
+// cleanPodPolicy). Its running pods are counted from the pods instead.
+func (j *job) frozenRunning() bool {
+	p := j.model.Status.Phase
+	return j.model.Kubeflow != nil && (p == batch.JobFailed || p == batch.JobSucceeded) && j.statusRunning() > 0
+}
+
+// statusRunning is a kubeflow.org job's running pods as its replicaStatuses count them (active).
+func (j *job) statusRunning() int32 {
+	st := &j.model.Status
 	var n int32
 	for _, t := range st.Tasks {
 		for _, r := range t.ReplicaStatus {

@@ -37,6 +37,7 @@ func runDescribe(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer cancel()
+	countRunning(j, pods)
 	events, err := s.jobEvents(ctx, j)
 	if err != nil {
 		return err

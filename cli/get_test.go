@@ -3,12 +3,16 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -221,5 +225,56 @@ func TestGetRestartsCountsDisruptions(t *testing.T) {
 	rows := rowsOf(out.String())
 	if len(rows) != 2 || !strings.HasPrefix(rows[1], "PyTorchTrainingJob p Running 0/0 3 -") {
 		t.Errorf("trainyard get printed:\n%s\nwant the job's row with 3 restarts (backoffCount 1, disruptionCount 2)", out.String())
+	}
+}
+
+// TestRunningOfAFinishedKubeflowJob: a failed kubeflow.org job's replicaStatuses keep the
+// active count it failed with (as Kubeflow's operator's do) after its pods are deleted; get and
+// describe count its running pods from the pods instead, in the job's namespace only.
+func TestRunningOfAFinishedKubeflowJob(t *testing.T) {
+	failed := func(name string) *kubeflowv1.PyTorchJob {
+		j := pytorchJob(nil)
+		j.Name, j.UID = name, types.UID("uid-"+name)
+		j.Spec.PyTorchReplicaSpecs = map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec{"Worker": {Replicas: func() *int32 { n := int32(2); return &n }()}}
+		j.Status.Conditions = []kubeflowv1.JobCondition{{Type: kubeflowv1.JobFailed, Status: corev1.ConditionTrue, Reason: "DeadlineExceeded"}}
+		j.Status.ReplicaStatuses = map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaStatus{"Worker": {Active: 2}}
+		return j
+	}
+	pod := func(ns, job string, i int, phase corev1.PodPhase) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("%s-worker-%d", job, i),
+			Labels: map[string]string{batch.LabelOwnerKind: "PyTorchJob", batch.LabelOwnerName: job}},
+			Status: corev1.PodStatus{Phase: phase}}
+	}
+	running := failed("running")
+	running.Status.Conditions = []kubeflowv1.JobCondition{{Type: kubeflowv1.JobRunning, Status: corev1.ConditionTrue}}
+	c := fake.NewClientBuilder().WithScheme(controller.Scheme()).WithObjects(
+		failed("gone"), failed("kept"), running,
+		pod("ns", "kept", 0, corev1.PodRunning), pod("ns", "kept", 1, corev1.PodFailed),
+		pod("other", "gone", 0, corev1.PodRunning), // a namesake's in another namespace
+	).Build()
+	s := &session{client: c, namespace: "ns"}
+	var out, errOut bytes.Buffer
+	if err := s.get(context.Background(), table{}, false, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"PyTorchJob gone Failed 0/2", "PyTorchJob kept Failed 1/2", "PyTorchJob running Running 2/2"}
+	rows := rowsOf(out.String())
+	if len(rows) != 4 {
+		t.Fatalf("get:\n%s", out.String())
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(rows[i+1], w+" ") {
+			t.Errorf("row %d: %q; want it to begin %q", i+1, rows[i+1], w)
+		}
+	}
+	j, err := s.findJob(context.Background(), "gone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	countRunning(j, nil)
+	var d bytes.Buffer
+	describe(&d, j, nil, nil, nil, time.Now())
+	if first := strings.SplitN(d.String(), "\n", 2)[0]; !strings.Contains(first, "Failed  0/2 running") {
+		t.Errorf("describe: %q; want 0/2 running", first)
 	}
 }
