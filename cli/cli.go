@@ -145,6 +145,8 @@ type session struct {
 	client    client.WithWatch
 	clientset kubernetes.Interface
 	namespace string
+	// openLog opens a pod's log; nil: the clientset's (a test's stand-in otherwise).
+	openLog func(ctx context.Context, p *corev1.Pod, opts *corev1.PodLogOptions) (io.ReadCloser, error)
 }
 
 func (c *clusterFlags) connect() (*session, error) {

@@ -48,7 +48,6 @@ func runLogs(args []string, stdout, stderr io.Writer) error {
 	if len(chosen) == 0 {
 		return fmt.Errorf("%s %s has no pod to show the logs of (with these filters)", j.info.kind, j.obj.GetName())
 	}
-	sort.Slice(chosen, func(a, b int) bool { return replicaOf(&chosen[a]) < replicaOf(&chosen[b]) })
 	opts := corev1.PodLogOptions{Follow: *follow, Previous: *previous}
 	if *tail >= 0 {
 		opts.TailLines = tail
@@ -64,8 +63,10 @@ func replicaOf(p *corev1.Pod) string {
 }
 
 // streamLogs copies each pod's training-container log to out, a line at a time with the
-// replica's name in front; lines of different pods never mix within a line.
+// replica's name in front, the pods in replica order; lines of different pods never mix within
+// a line, and without opts.Follow each pod's log is printed whole before the next one's.
 func (s *session) streamLogs(ctx context.Context, j *job, pods []corev1.Pod, opts corev1.PodLogOptions, out, errOut io.Writer) error {
+	sort.Slice(pods, func(a, b int) bool { return replicaOf(&pods[a]) < replicaOf(&pods[b]) })
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	errs := make([]error, len(pods))
@@ -77,10 +78,17 @@ func (s *session) streamLogs(ctx context.Context, j *job, pods []corev1.Pod, opt
 		p := &pods[i]
 		o := opts
 		o.Container = trainingContainer(j, p)
+		pre := fmt.Sprintf("[%-*s] ", width, prefix(p))
+		if !opts.Follow {
+			// Logs that end are printed one pod after the other, in replica order, as kubectl
+			// logs -l does: a rank's lines read together, and the output is the same each time.
+			errs[i] = s.streamPod(ctx, p, o, pre, &mu, out)
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = s.streamPod(ctx, p, o, fmt.Sprintf("[%-*s] ", width, prefix(p)), &mu, out)
+			errs[i] = s.streamPod(ctx, p, o, pre, &mu, out)
 		}()
 	}
 	wg.Wait()
@@ -94,7 +102,13 @@ func (s *session) streamLogs(ctx context.Context, j *job, pods []corev1.Pod, opt
 }
 
 func (s *session) streamPod(ctx context.Context, p *corev1.Pod, opts corev1.PodLogOptions, pre string, mu *sync.Mutex, out io.Writer) error {
-	rc, err := s.clientset.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &opts).Stream(ctx)
+	open := s.openLog
+	if open == nil {
+		open = func(ctx context.Context, p *corev1.Pod, opts *corev1.PodLogOptions) (io.ReadCloser, error) {
+			return s.clientset.CoreV1().Pods(p.Namespace).GetLogs(p.Name, opts).Stream(ctx)
+		}
+	}
+	rc, err := open(ctx, p, &opts)
 	if err != nil {
 		return err
 	}
