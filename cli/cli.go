@@ -506,6 +506,21 @@ func (j *job) waiting() (reason, message string) {
 	return "", ""
 }
 
+// why is what get's REASON column says of the job: the reason it waits (its Waiting
+// condition), or, for a failed job, why it failed (its Failed condition: BackoffLimitExceeded,
+// DeadlineExceeded, a replica's exit ...), with the message of either.
+func (j *job) why() (reason, message string) {
+	if reason, message = j.waiting(); reason != "" {
+		return reason, message
+	}
+	if j.model.Status.Phase == batch.JobFailed {
+		if c := meta.FindStatusCondition(j.model.Status.Conditions, batch.ConditionFailed); c != nil && c.Status == metav1.ConditionTrue {
+			return c.Reason, c.Message
+		}
+	}
+	return "", ""
+}
+
 func (j *job) phase() string {
 	p := j.model.Status.Phase
 	if reason, _ := j.waiting(); reason == batch.ReasonQueued && p == batch.JobPaused {

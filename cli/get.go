@@ -22,7 +22,7 @@ func runGet(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var cf clusterFlags
 	cf.bind(fs, true)
-	wide := fs.Bool("wide", false, "also print the waiting reason's message")
+	wide := fs.Bool("wide", false, "also print the reason's message")
 	var watch bool
 	fs.BoolVar(&watch, "watch", false, "after the table, print a job's row again each time it changes (phase, running, restarts, reason), until Ctrl-C")
 	fs.BoolVar(&watch, "w", false, "shorthand for --watch")
@@ -145,7 +145,7 @@ func (t table) deletedRow(j *job, now time.Time) string {
 }
 
 func (t table) format(j *job, phase, ago string) string {
-	reason, message := j.waiting()
+	reason, message := j.why()
 	if reason == "" {
 		reason = "-"
 	}

@@ -278,3 +278,33 @@ func TestRunningOfAFinishedKubeflowJob(t *testing.T) {
 		t.Errorf("describe: %q; want 0/2 running", first)
 	}
 }
+
+// TestGetSaysWhyAJobFailed: a failed job's REASON is its Failed condition's reason (its message
+// with --wide), the same for both APIs, so that get tells a job out of restarts from one out of
+// time; a running job's is "-".
+func TestGetSaysWhyAJobFailed(t *testing.T) {
+	backoff := ptj(nil, batch.JobFailed)
+	backoff.Status.Conditions = []metav1.Condition{{Type: batch.ConditionFailed, Status: metav1.ConditionTrue,
+		Reason: "BackoffLimitExceeded", Message: "the job restarted 3 times, its runPolicy.backoffLimit"}}
+	deadline := pytorchJob(nil)
+	deadline.Status.Conditions = []kubeflowv1.JobCondition{{Type: kubeflowv1.JobFailed, Status: corev1.ConditionTrue,
+		Reason: "DeadlineExceeded", Message: "the job ran longer than runPolicy.activeDeadlineSeconds (5s)"}}
+	running := pytorchJob(nil)
+	running.Name, running.UID = "r", "uid-r"
+	running.Status.Conditions = []kubeflowv1.JobCondition{{Type: kubeflowv1.JobRunning, Status: corev1.ConditionTrue}}
+	s := &session{client: fake.NewClientBuilder().WithScheme(controller.Scheme()).WithObjects(backoff, deadline, running).Build(), namespace: "ns"}
+	var out, errOut bytes.Buffer
+	if err := s.get(context.Background(), table{wide: true}, false, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	rows := rowsOf(out.String())
+	for i, want := range []string{
+		"PyTorchJob k Failed 0/0 0 DeadlineExceeded <unknown> the job ran longer than runPolicy.activeDeadlineSeconds (5s)",
+		"PyTorchTrainingJob p Failed 0/0 0 BackoffLimitExceeded <unknown> the job restarted 3 times, its runPolicy.backoffLimit",
+		"PyTorchJob r Running 0/0 0 - <unknown>",
+	} {
+		if i+1 >= len(rows) || rows[i+1] != want {
+			t.Errorf("get --wide:\n%s\nwant row %d: %s", out.String(), i+1, want)
+		}
+	}
+}
