@@ -187,7 +187,7 @@ func (c *clusterFlags) connect() (*session, error) {
 func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := parseFlags(fs, args); err != nil {
 			return nil, err
 		}
 		args = fs.Args()
@@ -197,6 +197,25 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// parseFlags is fs.Parse, but a wrong flag is the one line of the error returned, naming -h,
+// rather than the flag package's line followed by every flag on fs's output; -h prints them.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	out := fs.Output()
+	fs.SetOutput(io.Discard)
+	defer fs.SetOutput(out)
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fs.SetOutput(out)
+		fmt.Fprintf(out, "Usage of %s:\n", fs.Name())
+		fs.PrintDefaults()
+		return err
+	case err != nil:
+		return fmt.Errorf("%s: %w (%s -h lists its flags)", strings.TrimPrefix(fs.Name(), "trainyard "), err, fs.Name())
+	}
+	return nil
 }
 
 // kindInfo is one of the four kinds as the CLI lists and reads them.

@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
+	"flag"
 	"strings"
 	"testing"
 
@@ -153,5 +155,24 @@ func TestPluginUsage(t *testing.T) {
 		case tc.wantErr != "" && out.Len() > 0:
 			t.Errorf("PluginUsage(%q) printed the usage beside the error: %q", tc.args, out.String())
 		}
+	}
+}
+
+// TestWrongFlagIsOneLine: a wrong flag is the one line of the error main prints, naming -h, not
+// the flag package's line and every flag after it; -h still lists the flags.
+func TestWrongFlagIsOneLine(t *testing.T) {
+	for _, args := range [][]string{{"get", "--bogus"}, {"describe", "j", "--tail", "3"}, {"logs", "j", "--tail", "x"}, {"pause", "j", "--timeout", "5"}, {"render", "--bogus"}} {
+		var out, errOut bytes.Buffer
+		err := Run(args[0], args[1:], &out, &errOut)
+		if err == nil || strings.Contains(err.Error(), "\n") || !strings.HasSuffix(err.Error(), "(trainyard "+args[0]+" -h lists its flags)") {
+			t.Errorf("%q: error %v; want one line naming -h", args, err)
+		}
+		if errOut.Len() > 0 || out.Len() > 0 {
+			t.Errorf("%q printed beside the error:\n%s%s", args, out.String(), errOut.String())
+		}
+	}
+	var out, errOut bytes.Buffer
+	if err := Run("get", []string{"-h"}, &out, &errOut); !errors.Is(err, flag.ErrHelp) || !strings.Contains(errOut.String(), "-all-namespaces") {
+		t.Errorf("get -h: %v, printed %q; want the flags", err, errOut.String())
 	}
 }

@@ -30,7 +30,7 @@ func runRender(args []string, stdout, stderr io.Writer) error {
 	namespace := fs.String("namespace", "default", "the namespace of a job whose manifest names none (as kubectl apply would)")
 	fs.StringVar(namespace, "n", "default", "shorthand for --namespace")
 	clusterDomain := fs.String("cluster-domain", render.DefaultClusterDomain, "the cluster's DNS domain (the kubelet's --cluster-domain)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *file == "" {
