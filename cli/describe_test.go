@@ -112,8 +112,8 @@ func TestPhaseOfAJobKueueHolds(t *testing.T) {
 	}
 }
 
-// TestQueuedWithoutKueue: with no Workload CRD, describe and pause say Kueue is not installed
-// rather than pass the API's no-match error on.
+// TestQueuedWithoutKueue: with no Workload CRD, describe says Kueue is not installed rather than
+// pass the API's no-match error on.
 func TestQueuedWithoutKueue(t *testing.T) {
 	queued := pytorchJob(map[string]string{kueue.LabelQueueName: "lq"})
 	c := fake.NewClientBuilder().WithScheme(controller.Scheme()).WithObjects(queued).WithInterceptorFuncs(interceptor.Funcs{
@@ -131,8 +131,24 @@ func TestQueuedWithoutKueue(t *testing.T) {
 	if !strings.Contains(out.String(), "Kueue: LocalQueue lq; the Workload could not be read: Kueue is not installed (no workloads.kueue.x-k8s.io)") {
 		t.Errorf("describe:\n%s", out.String())
 	}
-	if _, err := s.setPaused(context.Background(), j, true); err == nil || !strings.Contains(err.Error(), "Kueue is not installed") {
-		t.Errorf("pause: %v", err)
+	// Without Kueue nothing holds runPolicy.suspend (the job runs unqueued): pause and resume
+	// write it, as for any kubeflow.org job.
+	for _, pause := range []bool{true, false} {
+		msg, err := s.setPaused(context.Background(), j, pause)
+		if err != nil {
+			t.Fatalf("pause %v: %v", pause, err)
+		}
+		after := &kubeflowv1.PyTorchJob{}
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(queued), after); err != nil {
+			t.Fatal(err)
+		}
+		if rp := after.Spec.RunPolicy; rp == nil || rp.Suspend == nil || *rp.Suspend != pause {
+			t.Errorf("pause %v: runPolicy %+v; want suspend %v", pause, rp, pause)
+		}
+		if want := map[bool]string{true: "pytorchjob/k paused (runPolicy.suspend)", false: "pytorchjob/k resumed (runPolicy.suspend): its pods are created again"}[pause]; !strings.HasPrefix(msg, want) {
+			t.Errorf("pause %v: %q; want it to begin %q", pause, msg, want)
+		}
+		j = &job{info: &kinds[2], obj: after, model: kinds[2].model(after)}
 	}
 }
 

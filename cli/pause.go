@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -131,13 +132,22 @@ func (s *session) setPaused(ctx context.Context, j *job, pause bool) (string, er
 	if err != nil {
 		return "", err
 	}
+	unqueued := false // a kubeflow.org job whose queue label is inert: no Kueue
 	switch {
-	case edit.done && pause:
-		return ref(j) + " is already paused", nil
 	case edit.done:
-		return ref(j) + " is not paused", nil
+		return setPausedAlready(j, pause), nil
 	case edit.workload:
-		return s.setWorkloadActive(ctx, j, !pause)
+		msg, err := s.setWorkloadActive(ctx, j, !pause)
+		if !errors.Is(err, errNoKueue) {
+			return msg, err
+		}
+		// Without Kueue no webhook holds runPolicy.suspend and the label is inert (the job runs
+		// unqueued): the job is paused as any kubeflow.org job is.
+		if j.model.Pause == pause {
+			return setPausedAlready(j, pause), nil
+		}
+		edit.patch = map[string]any{"spec": map[string]any{"runPolicy": map[string]any{"suspend": pause}}}
+		unqueued = true
 	}
 	if err := mergePatch(ctx, s.client, j.obj, edit.patch); err != nil {
 		return "", err
@@ -149,10 +159,21 @@ func (s *session) setPaused(ctx context.Context, j *job, pause bool) (string, er
 	if pause {
 		return fmt.Sprintf("%s paused (%s): its pods are deleted and the job stays, %s. `trainyard resume %s -n %s` brings them back", ref(j), field, state, ref(j), j.obj.GetNamespace()), nil
 	}
-	if q := j.obj.GetLabels()[kueue.LabelQueueName]; q != "" {
+	if q := j.obj.GetLabels()[kueue.LabelQueueName]; q != "" && !unqueued {
 		return fmt.Sprintf("%s resumed (%s): it waits in LocalQueue %s, and its pods are created once Kueue admits it", ref(j), field, q), nil
 	}
 	return fmt.Sprintf("%s resumed (%s): its pods are created again", ref(j), field), nil
+}
+
+// errNoKueue: the cluster has no Workload CRD.
+var errNoKueue = errors.New("Kueue is not installed")
+
+// setPausedAlready is what pause or resume says of a job that is already as asked.
+func setPausedAlready(j *job, pause bool) string {
+	if pause {
+		return ref(j) + " is already paused"
+	}
+	return ref(j) + " is not paused"
 }
 
 // jobWorkload is the Kueue Workload the job controls, or nil when there is none.
@@ -161,7 +182,7 @@ func (s *session) jobWorkload(ctx context.Context, j *job) (*unstructured.Unstru
 	list.SetGroupVersionKind(kueue.GroupVersion.WithKind(kueue.KindWorkload + "List"))
 	if err := s.client.List(ctx, list, client.InNamespace(j.obj.GetNamespace())); err != nil {
 		if meta.IsNoMatchError(err) || isNotFound(err) {
-			return nil, fmt.Errorf("Kueue is not installed (no %s)", kueue.WorkloadCRD)
+			return nil, fmt.Errorf("%w (no %s)", errNoKueue, kueue.WorkloadCRD)
 		}
 		return nil, err
 	}
