@@ -18,6 +18,7 @@ import (
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 	"github.com/trainyard/trainyard/apis/kueue"
+	"github.com/trainyard/trainyard/status"
 )
 
 // pauseEdit is what pause or resume writes, worked out from the job as read.
@@ -149,12 +150,20 @@ func (s *session) setPaused(ctx context.Context, j *job, pause bool) (string, er
 		edit.patch = map[string]any{"spec": map[string]any{"runPolicy": map[string]any{"suspend": pause}}}
 		unqueued = true
 	}
+	// Whether the operator refuses this very spec, read before the patch changes the generation.
+	reason, why := j.waiting()
+	refused := reason == status.ReasonInvalidSpec && j.model.Status.ObservedGeneration == j.obj.GetGeneration()
 	if err := mergePatch(ctx, s.client, j.obj, edit.patch); err != nil {
 		return "", err
 	}
 	field, state := "runMode.pause", "phase Paused"
 	if j.model.Kubeflow != nil {
 		field, state = "runPolicy.suspend", "condition Suspended"
+	}
+	if refused {
+		// The operator refuses the spec (this spec: not one mended since): the job has no pod,
+		// and stays Pending with InvalidSpec whether paused or not.
+		return fmt.Sprintf("%s %s (%s), but its spec is refused, so it has no pod and stays Pending, InvalidSpec, until the spec is mended: %s", ref(j), verbOf(pause)+"d", field, why), nil
 	}
 	if pause {
 		return fmt.Sprintf("%s paused (%s): its pods are deleted and the job stays, %s. `trainyard resume %s -n %s` brings them back", ref(j), field, state, ref(j), j.obj.GetNamespace()), nil

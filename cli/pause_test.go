@@ -6,10 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
@@ -182,3 +184,53 @@ func show(b *bool) string {
 }
 
 func yes() *bool { b := true; return &b }
+
+// TestPauseInvalidSpec: a job whose spec the operator refuses has no pod and stays Pending,
+// InvalidSpec, paused or not: pause and resume say so rather than promise Suspended or pods.
+func TestPauseInvalidSpec(t *testing.T) {
+	refused := func(generation int64) *kubeflowv1.PyTorchJob {
+		j := pytorchJob(nil)
+		j.Generation = generation
+		j.Status.ObservedGeneration = 1
+		j.Status.Conditions = []kubeflowv1.JobCondition{{Type: kubeflowv1.JobWaiting, Status: corev1.ConditionTrue, Reason: "InvalidSpec",
+			Message: "spec.runPolicy.schedulingPolicy.minAvailable: Invalid value: 10"}}
+		return j
+	}
+	for _, pause := range []bool{true, false} {
+		obj := refused(1)
+		if !pause {
+			obj.Spec.RunPolicy = &kubeflowv1.RunPolicy{Suspend: yes()}
+		}
+		msg, err := pauseBumping(t, obj, pause)
+		want := "pytorchjob/k " + verbOf(pause) + "d (runPolicy.suspend), but its spec is refused, so it has no pod and stays Pending, InvalidSpec, until the spec is mended: spec.runPolicy.schedulingPolicy.minAvailable: Invalid value: 10"
+		if err != nil || msg != want {
+			t.Errorf("%s: %q, %v; want %q", verbOf(pause), msg, err, want)
+		}
+	}
+	// A spec edited since the operator refused it may be mended: the usual words.
+	msg, err := pauseBumping(t, refused(2), true)
+	if err != nil || !strings.Contains(msg, "condition Suspended") {
+		t.Errorf("pause after an edit: %q, %v", msg, err)
+	}
+}
+
+// pauseBumping is pauseCase for a PyTorchJob on a client that, as the API server does, raises
+// the job's generation when its spec is patched.
+func pauseBumping(t *testing.T, obj *kubeflowv1.PyTorchJob, pause bool) (string, error) {
+	t.Helper()
+	c := fake.NewClientBuilder().WithScheme(controller.Scheme()).WithObjects(obj).WithInterceptorFuncs(interceptor.Funcs{
+		Patch: func(ctx context.Context, c client.WithWatch, o client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			if err := c.Patch(ctx, o, patch, opts...); err != nil {
+				return err
+			}
+			o.SetGeneration(o.GetGeneration() + 1)
+			return nil
+		},
+	}).Build()
+	s := &session{client: c, namespace: "ns"}
+	read := &kubeflowv1.PyTorchJob{}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(obj), read); err != nil {
+		t.Fatal(err)
+	}
+	return s.setPaused(context.Background(), &job{info: &kinds[2], obj: read, model: kinds[2].model(read)}, pause)
+}
