@@ -69,6 +69,9 @@ func (s *session) get(ctx context.Context, t table, watch bool, stdout, stderr i
 		return err
 	}
 	return s.watchJobs(ctx, t.all, jobs, versions, func(j *job, deleted bool) {
+		if !deleted {
+			s.countLivePods(ctx, []*job{j}, t.all) // a kubeflow.org job that has just finished
+		}
 		var row string
 		switch state := t.state(j); {
 		case deleted:

@@ -308,3 +308,46 @@ func TestGetSaysWhyAJobFailed(t *testing.T) {
 		}
 	}
 }
+
+// TestGetWatchAKubeflowJobFailing: the row get -w prints when a PyTorchJob fails counts its
+// running pods from the pods (none left running), not the active count it failed with.
+func TestGetWatchAKubeflowJobFailing(t *testing.T) {
+	opened := make(chan struct{}, len(kinds))
+	j := pytorchJob(nil)
+	j.Spec.PyTorchReplicaSpecs = map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec{"Worker": {Replicas: func() *int32 { n := int32(2); return &n }()}}
+	j.Status.Conditions = []kubeflowv1.JobCondition{{Type: kubeflowv1.JobRunning, Status: corev1.ConditionTrue}}
+	j.Status.ReplicaStatuses = map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaStatus{"Worker": {Active: 2}}
+	c := fake.NewClientBuilder().WithScheme(controller.Scheme()).WithObjects(j).
+		WithInterceptorFuncs(interceptor.Funcs{
+			Watch: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) (watch.Interface, error) {
+				defer func() { opened <- struct{}{} }()
+				return c.Watch(ctx, list, opts...)
+			},
+		}).Build()
+	s := &session{client: c, namespace: "ns"}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errOut lockedBuffer
+	done := make(chan error)
+	go func() { done <- s.get(ctx, table{}, true, &out, &errOut) }()
+	if rows := waitRows(t, &out, 2); len(rows) != 2 || !strings.HasPrefix(rows[1], "PyTorchJob k Running 2/2 0 -") {
+		t.Fatalf("the table:\n%s", out.String())
+	}
+	for range kinds {
+		<-opened
+	}
+	failed := &kubeflowv1.PyTorchJob{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(j), failed); err != nil {
+		t.Fatal(err)
+	}
+	failed.Status.Conditions = []kubeflowv1.JobCondition{{Type: kubeflowv1.JobFailed, Status: corev1.ConditionTrue, Reason: "DeadlineExceeded"}}
+	if err := c.Update(ctx, failed); err != nil {
+		t.Fatal(err)
+	}
+	rows := waitRows(t, &out, 3)
+	cancel()
+	<-done
+	if len(rows) != 3 || !strings.HasPrefix(rows[2], "PyTorchJob k Failed 0/2 0 DeadlineExceeded") {
+		t.Errorf("get -w:\n%s\nwant the last row PyTorchJob k Failed 0/2 0 DeadlineExceeded", out.String())
+	}
+}
