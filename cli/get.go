@@ -54,19 +54,29 @@ func (s *session) get(ctx context.Context, t table, watch bool, stdout, stderr i
 			return nil
 		}
 	}
-	w := tabwriter.NewWriter(stdout, 0, 8, columnPadding, ' ', 0)
-	fmt.Fprintln(w, t.header())
 	now := time.Now()
 	shown := map[string]string{}
-	widths := columnWidths(nil, t.header())
+	rows := []string{t.header()}
 	for _, j := range jobs {
 		shown[key(j)] = t.state(j)
-		row := t.row(j, now)
-		widths = columnWidths(widths, row)
-		fmt.Fprintln(w, row)
+		rows = append(rows, t.row(j, now))
 	}
-	if err := w.Flush(); err != nil || !watch {
-		return err
+	if !watch {
+		w := tabwriter.NewWriter(stdout, 0, 8, columnPadding, ' ', 0)
+		for _, row := range rows {
+			fmt.Fprintln(w, row)
+		}
+		return w.Flush()
+	}
+	// The rows to come are laid out in the table's columns: those start as wide as their
+	// longest known value (a kind, a phase, a common reason), so that the rows of jobs made
+	// after an empty or narrow table line up with it, and widen for a longer field.
+	widths := watchSeed(t.header())
+	for _, row := range rows {
+		widths = columnWidths(widths, row)
+	}
+	for _, row := range rows {
+		fmt.Fprintln(stdout, aligned(widths, row))
 	}
 	return s.watchJobs(ctx, t.all, jobs, versions, func(j *job, deleted bool) {
 		if !deleted {
@@ -83,9 +93,22 @@ func (s *session) get(ctx context.Context, t table, watch bool, stdout, stderr i
 			row = t.row(j, time.Now())
 			shown[key(j)] = state
 		}
-		// Each row is printed as it comes, in the table's columns (wider where a field is).
+		// Each row is printed as it comes, in the table's columns, which widen for a longer
+		// field from this row on.
+		widths = columnWidths(widths, row)
 		fmt.Fprintln(stdout, aligned(widths, row))
 	})
+}
+
+// watchSeed is the widths get -w's columns start with: a header's, or the longest value a
+// column is known to take (kind, phase, a common reason).
+func watchSeed(header string) []int {
+	longest := map[string]int{"KIND": len("TensorFlowTrainingJob"), "PHASE": len("Succeeded"), "REASON": len("BackoffLimitExceeded")}
+	var widths []int
+	for _, f := range strings.Split(header, "\t") {
+		widths = append(widths, max(len(f), longest[f]))
+	}
+	return widths
 }
 
 // columnPadding is the space between two columns, as the table's tabwriter puts it.

@@ -351,3 +351,50 @@ func TestGetWatchAKubeflowJobFailing(t *testing.T) {
 		t.Errorf("get -w:\n%s\nwant the last row PyTorchJob k Failed 0/2 0 DeadlineExceeded", out.String())
 	}
 }
+
+// TestGetWatchAlignsRowsAfterAnEmptyTable: get -w on a namespace with no job yet prints a header
+// whose columns hold the rows that come (the longest kind, phase and common reason), where each
+// row used to be laid out in the header's own widths (KIND 4 wide) and none lined up.
+func TestGetWatchAlignsRowsAfterAnEmptyTable(t *testing.T) {
+	opened := make(chan struct{}, len(kinds))
+	c := fake.NewClientBuilder().WithScheme(controller.Scheme()).
+		WithInterceptorFuncs(interceptor.Funcs{
+			Watch: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) (watch.Interface, error) {
+				defer func() { opened <- struct{}{} }()
+				return c.Watch(ctx, list, opts...)
+			},
+		}).Build()
+	s := &session{client: c, namespace: "ns"}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errOut lockedBuffer
+	done := make(chan error)
+	go func() { done <- s.get(ctx, table{}, true, &out, &errOut) }()
+	waitRows(t, &out, 1)
+	for range kinds {
+		<-opened
+	}
+	tf := &batch.TensorFlowTrainingJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "t"}}
+	if err := c.Create(context.Background(), tf); err != nil {
+		t.Fatal(err)
+	}
+	tf.Status.Phase = batch.JobFailed
+	tf.Status.Conditions = []metav1.Condition{{Type: batch.ConditionFailed, Status: metav1.ConditionTrue, Reason: "BackoffLimitExceeded"}}
+	if err := c.Update(context.Background(), tf); err != nil {
+		t.Fatal(err)
+	}
+	waitRows(t, &out, 3)
+	cancel()
+	<-done
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	header := lines[0]
+	for _, line := range lines[1:] {
+		for _, col := range []string{"NAME", "PHASE", "RUNNING", "RESTARTS", "REASON", "AGE"} {
+			at := strings.Index(header, col)
+			if at > len(line) || at > 0 && (line[at-1] != ' ' || line[at] == ' ') {
+				t.Errorf("column %s (at %d) does not line up:\n%s", col, at, out.String())
+				break
+			}
+		}
+	}
+}
