@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,23 +37,86 @@ func runLogs(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer cancel()
-	var chosen []corev1.Pod
-	for _, p := range pods {
-		typ, idx := p.Labels[batch.LabelReplicaType], p.Labels[batch.LabelReplicaIndex]
-		// Note: the label is lower case (master) where a Kubeflow spec spells the type Master.
-		if *replicaType != "" && !strings.EqualFold(typ, *replicaType) || *index >= 0 && idx != strconv.Itoa(*index) {
-			continue
-		}
-		chosen = append(chosen, p)
-	}
-	if len(chosen) == 0 {
-		return fmt.Errorf("%s %s has no pod to show the logs of (with these filters)", j.info.kind, j.obj.GetName())
+	chosen, err := choosePods(j, pods, *replicaType, *index, stderr)
+	if err != nil {
+		return err
 	}
 	opts := corev1.PodLogOptions{Follow: *follow, Previous: *previous}
 	if *tail >= 0 {
 		opts.TailLines = tail
 	}
 	return s.streamLogs(ctx, j, chosen, opts, stdout, stderr)
+}
+
+// choosePods picks the pods logs shows: those of the replica type and index asked (any: "", -1)
+// whose container has started; it says on stderr which of them have not, and fails when none has.
+func choosePods(j *job, pods []corev1.Pod, replicaType string, index int, stderr io.Writer) ([]corev1.Pod, error) {
+	var chosen []corev1.Pod
+	for _, p := range pods {
+		typ, idx := p.Labels[batch.LabelReplicaType], p.Labels[batch.LabelReplicaIndex]
+		// Note: the label is lower case (master) where a Kubeflow spec spells the type Master.
+		if replicaType != "" && !strings.EqualFold(typ, replicaType) || index >= 0 && idx != strconv.Itoa(index) {
+			continue
+		}
+		chosen = append(chosen, p)
+	}
+	switch {
+	case len(chosen) == 0 && len(pods) == 0:
+		return nil, fmt.Errorf("%s %s has no pod (it is %s): no log to show", j.info.kind, j.obj.GetName(), j.phase())
+	case len(chosen) == 0:
+		var filter []string
+		if replicaType != "" {
+			filter = append(filter, "--replica-type "+replicaType)
+		}
+		if index >= 0 {
+			filter = append(filter, "--index "+strconv.Itoa(index))
+		}
+		return nil, fmt.Errorf("%s %s has no pod of %s (it has %s)", j.info.kind, j.obj.GetName(), strings.Join(filter, " "), replicaList(pods))
+	}
+	chosen, waiting := startedPods(chosen)
+	if len(chosen) == 0 {
+		return nil, fmt.Errorf("%s %s: no container has started yet, so there is no log (%s); trainyard describe %s -n %s says why", j.info.kind, j.obj.GetName(), strings.Join(waiting, ", "), ref(j), j.obj.GetNamespace())
+	}
+	for _, w := range waiting {
+		fmt.Fprintf(stderr, "trainyard: %s has not started yet: no log\n", w)
+	}
+	return chosen, nil
+}
+
+// startedPods keeps the pods whose training container has started (a log to show) and says of
+// the others which they are and why they wait (worker-0 Unschedulable): the API server gives an
+// unscheduled pod's log as empty, and a waiting container's as an error.
+func startedPods(pods []corev1.Pod) (started []corev1.Pod, waiting []string) {
+	for i := range pods {
+		p := &pods[i]
+		ran := false
+		for _, c := range p.Status.ContainerStatuses {
+			if c.State.Running != nil || c.State.Terminated != nil || c.LastTerminationState.Terminated != nil {
+				ran = true
+			}
+		}
+		if ran {
+			started = append(started, *p)
+			continue
+		}
+		state := podState(p)
+		if i := strings.Index(state, "@"); i >= 0 {
+			state = state[:i]
+		}
+		waiting = append(waiting, prefix(p)+" "+state)
+	}
+	return started, waiting
+}
+
+// replicaList names the replicas of pods, sorted (master-0, worker-0, worker-1).
+func replicaList(pods []corev1.Pod) string {
+	sorted := slices.Clone(pods)
+	sort.Slice(sorted, func(a, b int) bool { return replicaOf(&sorted[a]) < replicaOf(&sorted[b]) })
+	names := make([]string, len(sorted))
+	for i := range sorted {
+		names[i] = prefix(&sorted[i])
+	}
+	return strings.Join(names, ", ")
 }
 
 // replicaOf is the prefix of a pod's lines: its replica type and index, padded so that indexes
