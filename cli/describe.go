@@ -82,6 +82,10 @@ func describe(out io.Writer, j *job, pods []corev1.Pod, events []corev1.Event, q
 	if reason, message := j.waiting(); reason != "" {
 		fmt.Fprintf(out, "Waiting: %s: %s\n", reason, message)
 	}
+	if j.phase() == string(batch.JobPaused) {
+		// What brings a paused job back, which its conditions do not say.
+		fmt.Fprintf(out, "Paused: its pods are deleted until it is resumed: trainyard resume %s -n %s\n", ref(j), j.obj.GetNamespace())
+	}
 	fmt.Fprintf(out, "Restarts: backoffCount %d of backoffLimit %s", st.BackoffCount, limit(m.BackoffLimit))
 	if st.DisruptionCount > 0 {
 		fmt.Fprintf(out, "; disruptions %d (evictions, preemptions, lost nodes, failures after a scale-down: not counted toward backoffLimit)", st.DisruptionCount)

@@ -189,3 +189,20 @@ func TestDescribeSaysDisruptionsAndTheTensorBoard(t *testing.T) {
 		}
 	}
 }
+
+// TestDescribePausedSaysHowToResume: a paused job's describe says what brings it back.
+func TestDescribePausedSaysHowToResume(t *testing.T) {
+	for i, o := range []client.Object{ptj(nil, batch.JobPaused), func() client.Object {
+		k := pytorchJob(nil)
+		k.Status.Conditions = []kubeflowv1.JobCondition{{Type: kubeflowv1.JobSuspended, Status: "True", Reason: "PyTorchJobSuspended"}}
+		return k
+	}()} {
+		k := &kinds[[]int{0, 2}[i]]
+		var out bytes.Buffer
+		describe(&out, &job{info: k, obj: o, model: k.model(o)}, nil, nil, nil, time.Now())
+		want := "Paused: its pods are deleted until it is resumed: trainyard resume " + strings.ToLower(k.kind) + "/" + o.GetName() + " -n ns\n"
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("describe:\n%s\nwant the line %q", out.String(), want)
+		}
+	}
+}
