@@ -69,6 +69,13 @@ spec:
 			if err != nil || !strings.Contains(string(pout), "toobig") {
 				t.Errorf("kubectl trainyard get: %v\n%s", err, pout)
 			}
+			// A mistyped command fails, in one line, so that a script does not go on.
+			cmd = exec.CommandContext(ctx, kubectlPath, "trainyard", "gett", "--kubeconfig", cfg.KubeconfigFile(), "-n", ns)
+			cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(plugin)+":"+os.Getenv("PATH"))
+			pout, err = cmd.CombinedOutput()
+			if err == nil || strings.Count(strings.TrimSpace(string(pout)), "\n") > 0 || !strings.Contains(string(pout), `unknown command "gett"`) {
+				t.Errorf("kubectl trainyard gett: %v; want a failure in one line\n%s", err, pout)
+			}
 			return ctx
 		}).
 		Assess("trainyard get --watch prints the table, then a job's row each time what it shows changes, until stopped", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
