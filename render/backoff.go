@@ -5,8 +5,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 )
 
 // Restarts decided by an exit code back off, as the kubelet backs off a container that keeps
@@ -125,30 +123,16 @@ func (r *renderer) countEndedBeforeStop() bool {
 		// Debug pods' exits neither fail nor restart the job.
 		return false
 	}
-	d := &r.out.Decisions
-	var due []*observedPod
-	for _, p := range r.ended() {
-		r.endedOnScaleDown(p)
-		if p.disrupted || p.gone || p.pod.DeletionTimestamp != nil {
-			continue
-		}
-		policy := r.job.replicaType(p.slot.typ).RestartPolicy
-		switch restartVerdict(policy, p) {
-		case fail:
-			if r.job.Kubeflow != nil && r.job.Kubeflow.DynamicWorker && p.slot.typ == "worker" {
-				continue
-			}
-			d.Phase, d.Reason = batch.JobFailed, batch.ReasonFailed
-			d.Message = fmt.Sprintf("%s %s and restartPolicy %s does not restart it", p.pod.Name, howItEnded(p), policy)
-			return true
-		case restart:
-			due = append(due, p)
-		}
+	due, failed := r.judgeEnded(func(p *observedPod) bool {
+		return !p.disrupted && !p.gone && p.pod.DeletionTimestamp == nil
+	})
+	if failed {
+		return true
 	}
 	_, _, backoff := r.restartCost(due)
 	if r.exceedsBackoffLimit(backoff) {
 		return r.restart(due)
 	}
-	d.BackoffCount += int32(backoff)
+	r.out.Decisions.BackoffCount += int32(backoff)
 	return false
 }

@@ -321,6 +321,34 @@ func (r *renderer) ended() []*observedPod {
 	return out
 }
 
+// judgeEnded applies each replica's restart policy to the ended replicas that judge keeps: it
+// returns those due a restart, or fails the job on the first that its policy does not restart
+// (reporting true).
+func (r *renderer) judgeEnded(judge func(*observedPod) bool) (due []*observedPod, failed bool) {
+	d := &r.out.Decisions
+	for _, p := range r.ended() {
+		r.endedOnScaleDown(p)
+		if !judge(p) {
+			continue
+		}
+		policy := r.job.replicaType(p.slot.typ).RestartPolicy
+		switch restartVerdict(policy, p) {
+		case fail:
+			if r.job.Kubeflow != nil && r.job.Kubeflow.DynamicWorker && p.slot.typ == "worker" {
+				// enableDynamicWorker: Workers come and go, so one that fails for good leaves the
+				// job running (Kubeflow's v1.8.1 does the same); its pod stays, counted failed.
+				continue
+			}
+			d.Phase, d.Reason = batch.JobFailed, batch.ReasonFailed
+			d.Message = fmt.Sprintf("%s %s and restartPolicy %s does not restart it", p.pod.Name, howItEnded(p), policy)
+			return nil, true
+		case restart:
+			due = append(due, p)
+		}
+	}
+	return due, false
+}
+
 // outcome decides whether the job has just finished, and restarts what its policies restart.
 // It reports true when the job is now Succeeded or Failed.
 func (r *renderer) outcome() bool {
@@ -333,23 +361,9 @@ func (r *renderer) outcome() bool {
 		d.Message = fmt.Sprintf("the job ran longer than runPolicy.activeDeadlineSeconds (%ds)", *r.job.ActiveDeadlineSeconds)
 		return true
 	}
-	var due []*observedPod
-	for _, p := range r.ended() {
-		r.endedOnScaleDown(p)
-		policy := r.job.replicaType(p.slot.typ).RestartPolicy
-		switch restartVerdict(policy, p) {
-		case fail:
-			if r.job.Kubeflow != nil && r.job.Kubeflow.DynamicWorker && p.slot.typ == "worker" {
-				// enableDynamicWorker: Workers come and go, so one that fails for good leaves the
-				// job running (Kubeflow's v1.8.1 does the same); its pod stays, counted failed.
-				continue
-			}
-			d.Phase, d.Reason = batch.JobFailed, batch.ReasonFailed
-			d.Message = fmt.Sprintf("%s %s and restartPolicy %s does not restart it", p.pod.Name, howItEnded(p), policy)
-			return true
-		case restart:
-			due = append(due, p)
-		}
+	due, failed := r.judgeEnded(func(*observedPod) bool { return true })
+	if failed {
+		return true
 	}
 	if due = r.holdForBackoff(due); len(due) > 0 {
 		return r.restart(due)
