@@ -131,35 +131,38 @@ func (r *jobReconciler) rememberNameTaken(uid types.UID, err error) {
 	r.mu.Unlock()
 }
 
+// refusalNote is what to remember of an apply's answer: the API server's refusal (a reason
+// someone must fix), or "" once an apply went through; ok is false for another failure (the API
+// server unreachable, say), which leaves the last answer standing.
+func refusalNote(err error) (note string, ok bool) {
+	switch {
+	case err == nil:
+		return "", true
+	case refusal(err):
+		return refusalMessage(err), true
+	}
+	return "", false
+}
+
 // rememberTensorBoard records the API server's refusal of the job's TensorBoard Deployment, or
 // clears it once an apply goes through. Another failure leaves the last answer standing.
 func (r *jobReconciler) rememberTensorBoard(uid types.UID, err error) {
-	if err != nil && !refusal(err) {
-		return
+	if refused, ok := refusalNote(err); ok {
+		r.mu.Lock()
+		r.memory(uid).tensorBoardRefused = refused
+		r.mu.Unlock()
 	}
-	refused := ""
-	if err != nil {
-		refused = refusalMessage(err)
-	}
-	r.mu.Lock()
-	r.memory(uid).tensorBoardRefused = refused
-	r.mu.Unlock()
 }
 
 // rememberGang records the API server's refusal of the job's gang object, or clears it once an
 // apply goes through (or none is wanted). Another failure (the API server unreachable, say)
 // leaves the last answer standing.
 func (r *jobReconciler) rememberGang(uid types.UID, err error) {
-	if err != nil && !refusal(err) {
-		return
+	if refused, ok := refusalNote(err); ok {
+		r.mu.Lock()
+		r.memory(uid).gangRefused = refused
+		r.mu.Unlock()
 	}
-	refused := ""
-	if err != nil {
-		refused = refusalMessage(err)
-	}
-	r.mu.Lock()
-	r.memory(uid).gangRefused = refused
-	r.mu.Unlock()
 }
 
 // refusal: the API server refused the pod for a reason someone must fix (a ResourceQuota, a
