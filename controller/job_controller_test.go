@@ -526,6 +526,37 @@ func TestAPodNameAnotherJobHoldsIsSaid(t *testing.T) {
 	}
 }
 
+// A pod left by a deleted job of the same name, still terminating on a node whose kubelet does not
+// confirm the deletion (a node that is not Ready), keeps its name: the resubmitted job says the
+// pod is being deleted and on which node, not only that it belongs to a job of its own name (seen:
+// a job resubmitted under its name waited, NameConflict, until the dead node came back).
+func TestAPodNameHeldByATerminatingPodSaysItsNode(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := newCluster(t, testJob(1, batch.RestartPolicyNever))
+	r := newTestReconciler(c, &now)
+	old := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j-worker-0", UID: "old-pod",
+		Finalizers:      []string{"test/hold"}, // stands for the kubelet that never confirms
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch.tensorstack.dev/v1beta1", Kind: "PyTorchTrainingJob", Name: "j", UID: "deleted-job-uid", Controller: ptr(true)}}},
+		Spec: corev1.PodSpec{NodeName: "dead-node"}}
+	if err := c.server.Create(context.Background(), old); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.server.Delete(context.Background(), old); err != nil {
+		t.Fatal(err)
+	}
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "j"}}
+	for range 2 {
+		_, _ = r.Reconcile(context.Background(), req)
+		now = now.Add(3 * time.Second)
+	}
+	job, _ := c.get()
+	w := meta.FindStatusCondition(job.Status.Conditions, batch.ConditionWaiting)
+	if w == nil || w.Reason != render.ReasonNameConflict || !strings.Contains(w.Message, "it is being deleted since ") ||
+		!strings.Contains(w.Message, "goes once node dead-node confirms it, which a node that is not Ready never does") {
+		t.Errorf("Waiting condition %+v; want NameConflict saying the pod is being deleted and on which node", w)
+	}
+}
+
 // A job named like an older job of another kind in its namespace creates nothing and says which
 // job holds the name; once that job is deleted, it is woken and runs.
 func TestAJobNamedLikeAnOlderJobOfAnotherKindWaits(t *testing.T) {

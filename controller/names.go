@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -131,10 +132,27 @@ func takenError(kind string, live, job client.Object) error {
 	case ref != nil && ref.UID == job.GetUID():
 		return nil
 	case ref != nil:
-		return &nameTakenError{msg: fmt.Sprintf("%s %s exists already and belongs to %s %s, not to this job: a job names its pods <job>-<type>-<index>, its Services <job> (Kubeflow's also like the pods) and its TensorBoard <job>-tensorboard, and that one's names meet this job's; rename this job or that one (or wait, if that %s is going, until it is gone)", kind, live.GetName(), ref.Kind, ref.Name, kind)}
+		return &nameTakenError{msg: fmt.Sprintf("%s %s exists already and belongs to %s %s, not to this job: a job names its pods <job>-<type>-<index>, its Services <job> (Kubeflow's also like the pods) and its TensorBoard <job>-tensorboard, and that one's names meet this job's; rename this job or that one (or wait, if that %s is going, until it is gone)%s", kind, live.GetName(), ref.Kind, ref.Name, kind, goingNote(live))}
 	default:
-		return &nameTakenError{msg: fmt.Sprintf("%s %s exists already and belongs to no job: a job names its pods <job>-<type>-<index>, its Services <job> (Kubeflow's also like the pods) and its TensorBoard <job>-tensorboard; delete that %s or rename this job", kind, live.GetName(), kind)}
+		return &nameTakenError{msg: fmt.Sprintf("%s %s exists already and belongs to no job: a job names its pods <job>-<type>-<index>, its Services <job> (Kubeflow's also like the pods) and its TensorBoard <job>-tensorboard; delete that %s or rename this job%s", kind, live.GetName(), kind, goingNote(live))}
 	}
+}
+
+// goingNote says, for a holder being deleted, since when and, for a pod, on which node: a pod
+// goes only once its node's kubelet confirms it, and one on a node that is not Ready (a deleted
+// job's pod, which no job of the operator's owns any more, so nothing forces it) keeps its name
+// until that node is back or gone. Empty for a holder not being deleted.
+func goingNote(live client.Object) string {
+	dt := live.GetDeletionTimestamp()
+	if dt == nil {
+		return ""
+	}
+	note := fmt.Sprintf("; it is being deleted since %s", dt.UTC().Format(time.RFC3339))
+	if p, ok := live.(*corev1.Pod); ok && p.Spec.NodeName != "" {
+		note += fmt.Sprintf(" and goes once node %s confirms it, which a node that is not Ready never does: "+
+			"then it holds the name until the node is Ready again or deleted (or the pod is deleted with --grace-period=0 --force)", p.Spec.NodeName)
+	}
+	return note
 }
 
 // ownObject is CreateAll's Exists for job's objects of newObj's kind: nil for the job's own (a
