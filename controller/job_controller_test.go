@@ -52,12 +52,14 @@ type cluster struct {
 	cleanUps map[string]bool
 	// onCreate, when set, runs after each create request (the test's hand in the cluster).
 	onCreate func()
+	// forced: the deletions sent with a zero grace period, by name.
+	forced map[string]int
 	// onStatusApply, when set, runs during each status write (a slow write moves the clock).
 	onStatusApply func()
 }
 
 func newCluster(t *testing.T, job *batch.PyTorchTrainingJob) *cluster {
-	c := &cluster{t: t, deletes: map[string]int{}, cleanUps: map[string]bool{}}
+	c := &cluster{t: t, deletes: map[string]int{}, cleanUps: map[string]bool{}, forced: map[string]int{}}
 	c.server = fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(job).WithStatusSubresource(job).
 		WithIndex(&corev1.Pod{}, controllerIndex, controllerUID).Build()
 	c.client = interceptor.NewClient(c.server, interceptor.Funcs{
@@ -92,7 +94,24 @@ func newCluster(t *testing.T, job *batch.PyTorchTrainingJob) *cluster {
 			c.mu.Lock()
 			c.deletes[obj.GetName()]++
 			c.cleanUps[obj.GetName()] = apply.IsCleanUp(ctx)
+			do := (&client.DeleteOptions{}).ApplyOptions(opts)
+			forced := do.GracePeriodSeconds != nil && *do.GracePeriodSeconds == 0
+			if forced {
+				c.forced[obj.GetName()]++
+			}
 			c.mu.Unlock()
+			if p, ok := obj.(*corev1.Pod); ok && forced {
+				// A zero grace period removes a pod at once (its node's kubelet is not asked):
+				// the finalizer a test gives a pod to keep it terminating goes with it.
+				var live corev1.Pod
+				if err := cl.Get(ctx, client.ObjectKeyFromObject(p), &live); err == nil && len(live.Finalizers) > 0 {
+					live.Finalizers = nil
+					if err := cl.Update(ctx, &live); err != nil {
+						return err
+					}
+					return nil
+				}
+			}
 			return cl.Delete(ctx, obj, opts...)
 		},
 		Apply: func(ctx context.Context, cl client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
@@ -554,6 +573,68 @@ func TestAPodNameHeldByATerminatingPodSaysItsNode(t *testing.T) {
 	if w == nil || w.Reason != render.ReasonNameConflict || !strings.Contains(w.Message, "it is being deleted since ") ||
 		!strings.Contains(w.Message, "goes once node dead-node confirms it, which a node that is not Ready never does") {
 		t.Errorf("Waiting condition %+v; want NameConflict saying the pod is being deleted and on which node", w)
+	}
+}
+
+// The same pod on a node lost by --node-lost-after's rule (not Ready for 2 minutes) would hold the
+// name until the node came back (seen: 1 m 44 s, ended only by restoring the node): the operator
+// force-deletes it, as it does its own jobs' pods on a lost node, and creates the job's pod.
+func TestAPodNameHeldByADeletedJobsPodOnALostNodeIsFreed(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := newCluster(t, testJob(1, batch.RestartPolicyNever))
+	r := newTestReconciler(c, &now)
+	dead := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "dead-node"}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
+		{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, LastTransitionTime: metav1.NewTime(now.Add(-2 * time.Minute))}}}}
+	old := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j-worker-0", UID: "old-pod",
+		Finalizers:      []string{"test/hold"}, // stands for the kubelet that never confirms
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch.tensorstack.dev/v1beta1", Kind: "PyTorchTrainingJob", Name: "j", UID: "deleted-job-uid", Controller: ptr(true)}}},
+		Spec: corev1.PodSpec{NodeName: "dead-node"}}
+	for _, obj := range []client.Object{dead, old} {
+		if err := c.server.Create(context.Background(), obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.server.Delete(context.Background(), old); err != nil {
+		t.Fatal(err)
+	}
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "j"}}
+	for range 2 {
+		_, _ = r.Reconcile(context.Background(), req)
+		now = now.Add(3 * time.Second)
+	}
+	if c.forced["j-worker-0"] != 1 {
+		t.Errorf("forced deletions of j-worker-0: %d; want 1 (writes: %v)", c.forced["j-worker-0"], c.writes)
+	}
+	var p corev1.Pod
+	self, _ := c.get()
+	if err := c.server.Get(context.Background(), types.NamespacedName{Namespace: "ns", Name: "j-worker-0"}, &p); err != nil || p.UID == "old-pod" ||
+		metav1.GetControllerOf(&p) == nil || metav1.GetControllerOf(&p).UID != self.UID {
+		t.Errorf("j-worker-0: %v, uid %s, controller %+v; want the job's own pod", err, p.UID, metav1.GetControllerOf(&p))
+	}
+
+	// Not Ready for less than the bound: left alone, the job waits and says why.
+	c2 := newCluster(t, testJob(1, batch.RestartPolicyNever))
+	r2 := newTestReconciler(c2, &now)
+	dead.ResourceVersion, old.ResourceVersion, old.DeletionTimestamp = "", "", nil
+	dead.Status.Conditions[0].LastTransitionTime = metav1.NewTime(now.Add(-10 * time.Second))
+	for _, obj := range []client.Object{dead, old} {
+		if err := c2.server.Create(context.Background(), obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c2.server.Delete(context.Background(), old); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		_, _ = r2.Reconcile(context.Background(), req)
+		now = now.Add(3 * time.Second)
+	}
+	if c2.deletes["j-worker-0"] != 0 {
+		t.Errorf("a pod on a node not Ready for 10 s was deleted %d times; want 0", c2.deletes["j-worker-0"])
+	}
+	job, _ := c2.get()
+	if w := meta.FindStatusCondition(job.Status.Conditions, batch.ConditionWaiting); w == nil || w.Reason != render.ReasonNameConflict {
+		t.Errorf("Waiting condition %+v; want NameConflict", w)
 	}
 }
 

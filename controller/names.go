@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/trainyard/trainyard/render"
 )
@@ -121,7 +123,45 @@ func (r *jobReconciler) nameHolder(ctx context.Context, job, obj client.Object, 
 		}
 		return false, err
 	}
+	if p, ok := live.(*corev1.Pod); ok && r.lostLeftover(ctx, p, job) {
+		if err := r.applier.Delete(ctx, p, p.UID, true); err != nil {
+			return false, err
+		}
+		log.FromContext(ctx).Info("force-deleted a deleted job's pod that held this job's pod name on a lost node",
+			"pod", p.Name, "node", p.Spec.NodeName, "owner", metav1.GetControllerOf(p).Name)
+		return true, nil
+	}
 	return false, takenError(kind, live, job)
+}
+
+// lostLeftover reports whether p, a pod holding one of job's pod names, is one the operator made
+// for another job of its kinds (a job deleted, or its predecessor of the same name), already being
+// deleted, on a node lost by --node-lost-after's rule: its kubelet will never confirm the delete,
+// so the pod would keep the name until the node came back. The operator force-deletes its own
+// jobs' pods on a lost node (render's observeNodes); the pods of a job deleted meanwhile, which no
+// job owns any more, are force-deleted when a job needs their names, as the node's out-of-service
+// taint would have PodGC do. A pod not being deleted, or of no job of the operator's, is left alone.
+func (r *jobReconciler) lostLeftover(ctx context.Context, p *corev1.Pod, job client.Object) bool {
+	ref := metav1.GetControllerOf(p)
+	if p.DeletionTimestamp == nil || p.Spec.NodeName == "" || ref == nil || ref.UID == job.GetUID() || !operatorMade(p) {
+		return false
+	}
+	var n corev1.Node
+	if err := r.client.Get(ctx, types.NamespacedName{Name: p.Spec.NodeName}, &n); err != nil {
+		return false // a node gone is PodGC's (it deletes the pods of deleted nodes)
+	}
+	lost, _ := render.NodeStateOf(&n).Lost(r.now(), cmp.Or(r.nodeLostAfter, render.DefaultNodeLostAfter))
+	return lost
+}
+
+// operatorMade: p's controller is a job of one of the kinds the operator serves.
+func operatorMade(p *corev1.Pod) bool {
+	for _, k := range []jobKind{pyTorchKind, tensorFlowKind, pyTorchJobKind, tfJobKind} {
+		if k.controls(p) != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // takenError is the nameTakenError of live, an object of kind named like one of job's, or nil
@@ -149,8 +189,12 @@ func goingNote(live client.Object) string {
 	}
 	note := fmt.Sprintf("; it is being deleted since %s", dt.UTC().Format(time.RFC3339))
 	if p, ok := live.(*corev1.Pod); ok && p.Spec.NodeName != "" {
-		note += fmt.Sprintf(" and goes once node %s confirms it, which a node that is not Ready never does: "+
-			"then it holds the name until the node is Ready again or deleted (or the pod is deleted with --grace-period=0 --force)", p.Spec.NodeName)
+		note += fmt.Sprintf(" and goes once node %s confirms it, which a node that is not Ready never does: ", p.Spec.NodeName)
+		if operatorMade(p) {
+			note += "if the node stays not Ready for --node-lost-after, the operator force-deletes the pod"
+		} else {
+			note += "then it holds the name until the node is Ready again or deleted (or the pod is deleted with --grace-period=0 --force)"
+		}
 	}
 	return note
 }

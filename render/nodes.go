@@ -51,12 +51,21 @@ func (r *renderer) nodeLostAfter() time.Duration {
 // observation of is never lost (the node controller's PodGC deals with pods of deleted nodes).
 func (r *renderer) nodeLost(node string) (lost bool, left time.Duration) {
 	n, ok := r.in.Nodes[node]
-	if node == "" || !ok || n.Ready == corev1.ConditionTrue || n.Since.IsZero() {
+	if node == "" || !ok {
+		return false, 0
+	}
+	return n.Lost(r.in.Now, r.nodeLostAfter())
+}
+
+// Lost reports whether a node in this state at now has been NotReady or unreachable for after or
+// longer; when it is not Ready but within the bound, left is the time until it is lost.
+func (n NodeState) Lost(now time.Time, after time.Duration) (lost bool, left time.Duration) {
+	if n.Ready == corev1.ConditionTrue || n.Ready == "" || n.Since.IsZero() {
 		return false, 0
 	}
 	// Note: counted from the exact input time, like the deadline, so the job is looked at again
 	// when the bound falls due.
-	left = n.Since.Add(r.nodeLostAfter()).Sub(r.in.Now)
+	left = n.Since.Add(after).Sub(now)
 	return left <= 0, max(left, 0)
 }
 
