@@ -581,27 +581,34 @@ func TestAPodNameHeldByATerminatingPodSaysItsNode(t *testing.T) {
 // force-deletes it, as it does its own jobs' pods on a lost node, and creates the job's pod.
 func TestAPodNameHeldByADeletedJobsPodOnALostNodeIsFreed(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	c := newCluster(t, testJob(1, batch.RestartPolicyNever))
-	r := newTestReconciler(c, &now)
-	dead := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "dead-node"}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
-		{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, LastTransitionTime: metav1.NewTime(now.Add(-2 * time.Minute))}}}}
-	old := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j-worker-0", UID: "old-pod",
-		Finalizers:      []string{"test/hold"}, // stands for the kubelet that never confirms
-		OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch.tensorstack.dev/v1beta1", Kind: "PyTorchTrainingJob", Name: "j", UID: "deleted-job-uid", Controller: ptr(true)}}},
-		Spec: corev1.PodSpec{NodeName: "dead-node"}}
-	for _, obj := range []client.Object{dead, old} {
-		if err := c.server.Create(context.Background(), obj); err != nil {
+	// run reconciles the job twice beside a deleted job's pod j-worker-0, terminating on a node
+	// not Ready for notReady.
+	run := func(notReady time.Duration) *cluster {
+		c := newCluster(t, testJob(1, batch.RestartPolicyNever))
+		r := newTestReconciler(c, &now)
+		dead := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "dead-node"}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
+			{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, LastTransitionTime: metav1.NewTime(now.Add(-notReady))}}}}
+		old := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j-worker-0", UID: "old-pod",
+			Finalizers:      []string{"test/hold"}, // stands for the kubelet that never confirms
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch.tensorstack.dev/v1beta1", Kind: "PyTorchTrainingJob", Name: "j", UID: "deleted-job-uid", Controller: ptr(true)}}},
+			Spec: corev1.PodSpec{NodeName: "dead-node"}}
+		for _, obj := range []client.Object{dead, old} {
+			if err := c.server.Create(context.Background(), obj); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := c.server.Delete(context.Background(), old); err != nil {
 			t.Fatal(err)
 		}
+		req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "j"}}
+		for range 2 {
+			_, _ = r.Reconcile(context.Background(), req)
+			now = now.Add(3 * time.Second)
+		}
+		return c
 	}
-	if err := c.server.Delete(context.Background(), old); err != nil {
-		t.Fatal(err)
-	}
-	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "j"}}
-	for range 2 {
-		_, _ = r.Reconcile(context.Background(), req)
-		now = now.Add(3 * time.Second)
-	}
+
+	c := run(2 * time.Minute)
 	if c.forced["j-worker-0"] != 1 {
 		t.Errorf("forced deletions of j-worker-0: %d; want 1 (writes: %v)", c.forced["j-worker-0"], c.writes)
 	}
@@ -613,26 +620,11 @@ func TestAPodNameHeldByADeletedJobsPodOnALostNodeIsFreed(t *testing.T) {
 	}
 
 	// Not Ready for less than the bound: left alone, the job waits and says why.
-	c2 := newCluster(t, testJob(1, batch.RestartPolicyNever))
-	r2 := newTestReconciler(c2, &now)
-	dead.ResourceVersion, old.ResourceVersion, old.DeletionTimestamp = "", "", nil
-	dead.Status.Conditions[0].LastTransitionTime = metav1.NewTime(now.Add(-10 * time.Second))
-	for _, obj := range []client.Object{dead, old} {
-		if err := c2.server.Create(context.Background(), obj); err != nil {
-			t.Fatal(err)
-		}
+	c = run(10 * time.Second)
+	if c.deletes["j-worker-0"] != 0 {
+		t.Errorf("a pod on a node not Ready for 10 s was deleted %d times; want 0", c.deletes["j-worker-0"])
 	}
-	if err := c2.server.Delete(context.Background(), old); err != nil {
-		t.Fatal(err)
-	}
-	for range 2 {
-		_, _ = r2.Reconcile(context.Background(), req)
-		now = now.Add(3 * time.Second)
-	}
-	if c2.deletes["j-worker-0"] != 0 {
-		t.Errorf("a pod on a node not Ready for 10 s was deleted %d times; want 0", c2.deletes["j-worker-0"])
-	}
-	job, _ := c2.get()
+	job, _ := c.get()
 	if w := meta.FindStatusCondition(job.Status.Conditions, batch.ConditionWaiting); w == nil || w.Reason != render.ReasonNameConflict {
 		t.Errorf("Waiting condition %+v; want NameConflict", w)
 	}
