@@ -545,20 +545,24 @@ func TestAPodNameAnotherJobHoldsIsSaid(t *testing.T) {
 	}
 }
 
-// A pod left by a deleted job of the same name, still terminating on a node whose kubelet does not
-// confirm the deletion (a node that is not Ready), keeps its name: the resubmitted job says the
-// pod is being deleted and on which node, not only that it belongs to a job of its own name (seen:
-// a job resubmitted under its name waited, NameConflict, until the dead node came back).
-func TestAPodNameHeldByATerminatingPodSaysItsNode(t *testing.T) {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+// withDeletedJobsPod reconciles job j twice beside j-worker-0, a pod of a deleted job of the same
+// name, terminating on node dead-node (node, when given, is that node), and returns the cluster.
+func withDeletedJobsPod(t *testing.T, now *time.Time, node *corev1.Node) *cluster {
+	t.Helper()
 	c := newCluster(t, testJob(1, batch.RestartPolicyNever))
-	r := newTestReconciler(c, &now)
+	r := newTestReconciler(c, now)
 	old := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j-worker-0", UID: "old-pod",
 		Finalizers:      []string{"test/hold"}, // stands for the kubelet that never confirms
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch.tensorstack.dev/v1beta1", Kind: "PyTorchTrainingJob", Name: "j", UID: "deleted-job-uid", Controller: ptr(true)}}},
 		Spec: corev1.PodSpec{NodeName: "dead-node"}}
-	if err := c.server.Create(context.Background(), old); err != nil {
-		t.Fatal(err)
+	objs := []client.Object{old}
+	if node != nil {
+		objs = append(objs, node)
+	}
+	for _, obj := range objs {
+		if err := c.server.Create(context.Background(), obj); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := c.server.Delete(context.Background(), old); err != nil {
 		t.Fatal(err)
@@ -566,8 +570,18 @@ func TestAPodNameHeldByATerminatingPodSaysItsNode(t *testing.T) {
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "j"}}
 	for range 2 {
 		_, _ = r.Reconcile(context.Background(), req)
-		now = now.Add(3 * time.Second)
+		*now = now.Add(3 * time.Second)
 	}
+	return c
+}
+
+// A pod left by a deleted job of the same name, still terminating on a node whose kubelet does not
+// confirm the deletion (a node that is not Ready), keeps its name: the resubmitted job says the
+// pod is being deleted and on which node, not only that it belongs to a job of its own name (seen:
+// a job resubmitted under its name waited, NameConflict, until the dead node came back).
+func TestAPodNameHeldByATerminatingPodSaysItsNode(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := withDeletedJobsPod(t, &now, nil)
 	job, _ := c.get()
 	w := meta.FindStatusCondition(job.Status.Conditions, batch.ConditionWaiting)
 	if w == nil || w.Reason != render.ReasonNameConflict || !strings.Contains(w.Message, "it is being deleted since ") ||
@@ -581,31 +595,9 @@ func TestAPodNameHeldByATerminatingPodSaysItsNode(t *testing.T) {
 // force-deletes it, as it does its own jobs' pods on a lost node, and creates the job's pod.
 func TestAPodNameHeldByADeletedJobsPodOnALostNodeIsFreed(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	// run reconciles the job twice beside a deleted job's pod j-worker-0, terminating on a node
-	// not Ready for notReady.
 	run := func(notReady time.Duration) *cluster {
-		c := newCluster(t, testJob(1, batch.RestartPolicyNever))
-		r := newTestReconciler(c, &now)
-		dead := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "dead-node"}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
-			{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, LastTransitionTime: metav1.NewTime(now.Add(-notReady))}}}}
-		old := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j-worker-0", UID: "old-pod",
-			Finalizers:      []string{"test/hold"}, // stands for the kubelet that never confirms
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch.tensorstack.dev/v1beta1", Kind: "PyTorchTrainingJob", Name: "j", UID: "deleted-job-uid", Controller: ptr(true)}}},
-			Spec: corev1.PodSpec{NodeName: "dead-node"}}
-		for _, obj := range []client.Object{dead, old} {
-			if err := c.server.Create(context.Background(), obj); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := c.server.Delete(context.Background(), old); err != nil {
-			t.Fatal(err)
-		}
-		req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "j"}}
-		for range 2 {
-			_, _ = r.Reconcile(context.Background(), req)
-			now = now.Add(3 * time.Second)
-		}
-		return c
+		return withDeletedJobsPod(t, &now, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "dead-node"}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
+			{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, LastTransitionTime: metav1.NewTime(now.Add(-notReady))}}}})
 	}
 
 	c := run(2 * time.Minute)
