@@ -33,6 +33,8 @@ partial=$TORCH_ROOT.partial
 # Note: debootstrap mounts /proc and /sys inside the root while it installs; run in a mount
 # namespace of its own, a killed build leaves no mount behind, and the partial root is only files.
 rm -rf --one-file-system "$partial"
+# Note: on a fresh machine the per-user cache may not exist yet (nothing else has run).
+mkdir -p "$(dirname "$TORCH_ROOT")"
 echo "test-torch: building a Debian $TORCH_ROOT_SUITE root with python3-torch in $TORCH_ROOT (about 1.5 GB on disk, from $TORCH_ROOT_MIRROR)"
 unshare --mount --propagation private -- \
   debootstrap --variant=minbase --include=python3-torch "$TORCH_ROOT_SUITE" "$partial" "$TORCH_ROOT_MIRROR" \
