@@ -37,7 +37,7 @@ func TestRunModes(t *testing.T) {
 	testenv.TestInParallel(t,
 		operatorFeature("pause deletes the pods and holds no GPU; resume brings them back with the resumeSpecs args", "pause", pauseAndResume),
 		operatorFeature("debug mode runs the debug command, a pod's exit neither fails nor restarts the job, and switching debug off replaces the pods with the real command", "debug", debugMode),
-		operatorFeature("kubectl scale changes an elastic job's pods, removing the highest indices, new pods get the torchrun flags of the new size, a remaining worker failing right after a scale-down is a disruption (backoffCount 0), and past maxReplicas is refused", "elastic", elasticScale),
+		operatorFeature("kubectl scale changes an elastic job's pods, removing the highest indices, new pods get the torchrun flags of the new size, a remaining worker failing right after a scale-down restarts the gang as a disruption (backoffCount 0), and past maxReplicas is refused", "elastic", elasticScale),
 		operatorFeature("a HorizontalPodAutoscaler scales an elastic job through its scale subresource", "hpa", hpaScales),
 		operatorFeature("a Volcano job's PodGroup exists before any of its pods, which name it", "gang", volcanoPodGroup),
 		operatorFeature("a coscheduling gang job: PodGroup first; pause deletes the pods gracefully and the PodGroup; resume brings both back, Resuming then Running", "cosched", coschedulingPauseResume),
@@ -172,10 +172,17 @@ func elasticScale(ctx context.Context, t *testing.T, c client.Client, ns string)
 		st, _ := jobStatus(ctx, c, ns, "el")
 		return st.LastScaleDownTime != nil, "unset"
 	})
+	master, _ := getPod(ctx, c, ns, "el-master-0")
 	annotatePods(ctx, t, c, ns, "el-worker-0", map[string]string{simRunDuration: "100ms", simExitCode: "1"})
 	eventually(t, 30*time.Second, "worker-0's exit 1 after the scale-down restarts it as a disruption", func() (bool, string) {
 		st, _ := jobStatus(ctx, c, ns, "el")
 		return st.DisruptionCount == 1 && st.BackoffCount == 0, fmt.Sprintf("disruptionCount %d, backoffCount %d, phase %s", st.DisruptionCount, st.BackoffCount, st.Phase)
+	})
+	// With the gang: the rendezvous the master's agent keeps is closed (torch 2.4-2.7), so a
+	// worker replaced alone would be refused.
+	eventually(t, 30*time.Second, "the master is replaced with the worker", func() (bool, string) {
+		p, ok := getPod(ctx, c, ns, "el-master-0")
+		return ok && p.UID != master.UID, fmt.Sprintf("el-master-0 exists %v, uid %s (was %s)", ok, p.UID, master.UID)
 	})
 	scale(7, "maxReplicas")
 }

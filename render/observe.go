@@ -39,6 +39,8 @@ type observedPod struct {
 	// disrupted: evicted, preempted, or its node lost, rather than exited by itself; cause says how.
 	disrupted bool
 	cause     string
+	// scaledDown: it failed in a scale-down's window (endedOnScaleDown), a consequence of it.
+	scaledDown bool
 	// nodeLost: the pod's node has been NotReady or unreachable beyond the bound (observeNodes), so
 	// a graceful delete would never finish: it is force-deleted.
 	nodeLost bool

@@ -454,7 +454,7 @@ func (r *renderer) restartCost(due []*observedPod) (gang bool, exits []*observed
 	for _, p := range due {
 		// Note: a replica disrupted before it ever ran has joined no peer: replacing it alone
 		// recovers, whatever the scope (a pod preempted or deleted while Pending, say).
-		gang = gang || (r.job.restartScopeOf(p.slot) == batch.RestartScopeGang && (p.ran() || !p.disrupted))
+		gang = gang || p.scaledDown || (r.job.restartScopeOf(p.slot) == batch.RestartScopeGang && (p.ran() || !p.disrupted))
 		if !p.disrupted {
 			exits = append(exits, p)
 		}

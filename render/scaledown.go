@@ -44,7 +44,12 @@ func (r *renderer) noteScaleDown(p *observedPod) {
 }
 
 // endedOnScaleDown marks a replica that exited with an error within ScaleDownWindow of the last
-// scale-down, having started before it, as disrupted by it.
+// scale-down, having started before it, as disrupted by it. Such a replica restarts the gang,
+// whatever the job's restart scope: on torch 2.4 to 2.7 the rendezvous it left is closed for good
+// (its state, closed flag included, lives in the store the host's agent keeps), so a replacement
+// started alone beside a surviving host is refused at once (RendezvousClosedError) and, having
+// started after the scale-down, would count against backoffLimit; only a new gang, with a new
+// store, trains again.
 func (r *renderer) endedOnScaleDown(p *observedPod) {
 	at := r.out.Decisions.LastScaleDownTime
 	if at == nil || !r.job.elastic() || p.disrupted || p.succeeded || p.exitCode == nil || *p.exitCode == 0 {
@@ -60,5 +65,5 @@ func (r *renderer) endedOnScaleDown(p *observedPod) {
 	if end.Before(at.Time) || end.After(at.Add(ScaleDownWindow)) {
 		return
 	}
-	p.disrupted, p.cause = true, fmt.Sprintf(causeScaledDown, *p.exitCode)
+	p.disrupted, p.scaledDown, p.cause = true, true, fmt.Sprintf(causeScaledDown, *p.exitCode)
 }
