@@ -121,7 +121,7 @@ type jobMemory struct {
 	servicesSeen map[string]serviceSeen
 	// createRefused is the API server's refusal of the job's last pod creation, until pods are
 	// created again: the Waiting condition's CreateFailed message.
-	createRefused string
+	createRefused status.Refusal
 	// refusals counts the job's rounds in a row whose writes the API server refused.
 	refusals int
 	// nameTaken says which object of the job another holds the name of (nameTakenError), until
@@ -503,7 +503,7 @@ func (r *jobReconciler) replicaServicesNow(uid types.UID, out *render.Output) bo
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.memory(uid).createRefused != ""
+	return r.memory(uid).createRefused.Message != ""
 }
 
 // applyDependents applies the job's Service and TensorBoard, and a Kubeflow job's per-replica

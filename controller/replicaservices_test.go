@@ -134,7 +134,7 @@ func TestAKubeflowJobsServicesAreCreatedWhileItsPodsAreRefused(t *testing.T) {
 	if res, err := c.reconcile(t, r); err != nil || res.RequeueAfter != time.Second {
 		t.Fatalf("first round: %v, requeue after %s; want no error and another try after 1s", err, res.RequeueAfter)
 	}
-	if refused := r.memory("kf-uid").createRefused; refused == "" {
+	if refused := r.memory("kf-uid").createRefused.Message; refused == "" {
 		t.Fatal("first round: the quota's refusal is not remembered for the status")
 	}
 	if got := c.takeCreated(); len(got) != 0 {

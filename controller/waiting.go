@@ -29,7 +29,7 @@ const waitingRecheck = 5 * time.Second
 type waitingInputs struct {
 	gang          *unstructured.Unstructured
 	tensorBoard   []*corev1.Pod
-	createRefused string
+	createRefused status.Refusal
 	gangRefused   string
 	nameTaken     string
 	// tensorBoardTaken: who holds the name of the TensorBoard Deployment.
@@ -83,10 +83,10 @@ func (r *jobReconciler) waitingInputs(ctx context.Context, job client.Object, mo
 // nothing or failed for a passing reason (a timeout, the API server unreachable): a quota's
 // refusal is not forgotten because the next try timed out, as rememberGang does for the gang.
 func (r *jobReconciler) rememberCreate(uid types.UID, created []string, err error) {
-	refused := ""
+	var refused status.Refusal
 	switch {
 	case err != nil && refusal(err):
-		refused = refusalMessage(err)
+		refused = status.RefusalOf(err)
 	case len(created) == 0:
 		return
 	}
@@ -139,7 +139,7 @@ func refusalNote(err error) (note string, ok bool) {
 	case err == nil:
 		return "", true
 	case refusal(err):
-		return refusalMessage(err), true
+		return status.RefusalOf(err).Message, true
 	}
 	return "", false
 }
@@ -171,15 +171,6 @@ func (r *jobReconciler) rememberGang(uid types.UID, err error) {
 func refusal(err error) bool {
 	return apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) ||
 		apierrors.IsInternalError(err) && strings.Contains(err.Error(), "admission webhook")
-}
-
-// refusalMessage is the API server's own message.
-func refusalMessage(err error) string {
-	var status apierrors.APIStatus
-	if errors.As(err, &status) {
-		return status.Status().Message
-	}
-	return err.Error()
 }
 
 // anyUnbound: some pod waits for a node. Note: the cache keeps no nodeName (a bind would wake a

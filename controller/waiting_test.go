@@ -36,7 +36,7 @@ func TestARefusalOutlivesPassingFailures(t *testing.T) {
 		remember func(r *jobReconciler, uid types.UID, created []string, err error)
 		read     func(m *jobMemory) string
 	}{
-		{"pods", (*jobReconciler).rememberCreate, func(m *jobMemory) string { return m.createRefused }},
+		{"pods", (*jobReconciler).rememberCreate, func(m *jobMemory) string { return m.createRefused.Message }},
 		{"gang", func(r *jobReconciler, uid types.UID, created []string, err error) {
 			if len(created) > 0 && err != nil {
 				err = nil // one gang object: it went through or it did not

@@ -93,8 +93,7 @@ func events(r Round) []Event {
 		ev = append(ev, Event{corev1.EventTypeNormal, EventPodsCreated, msg})
 	}
 	if r.CreateErr != nil {
-		msg := r.CreateErr.Error()
-		ev = append(ev, Event{corev1.EventTypeWarning, EventCreateFailed, msg + templateHint(r.Job, msg)})
+		ev = append(ev, Event{corev1.EventTypeWarning, EventCreateFailed, r.CreateErr.Error() + templateHint(r.Job, RefusalOf(r.CreateErr).InvalidPod)})
 	}
 	d := &r.Out.Decisions
 	if len(d.Restarts) > 0 {

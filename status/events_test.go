@@ -2,12 +2,16 @@ package status
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 	"github.com/trainyard/trainyard/render"
@@ -32,12 +36,13 @@ func TestEvents(t *testing.T) {
 	}{
 		"a pod the API server finds invalid is traced to the job's template": {
 			round: Round{Prev: running, Next: running, Job: &jobOfTwoTypes, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning}},
-				CreateErr: errors.New(`creating Pod ns/j-worker-0: Pod "j-worker-0" is invalid: spec.containers[0].volumeMounts[0].name: Not found: "data"`)},
+				CreateErr: fmt.Errorf("creating Pod ns/j-worker-0: %w", apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, "j-worker-0",
+					field.ErrorList{field.NotFound(field.NewPath("spec", "containers").Index(0).Child("volumeMounts").Index(0).Child("name"), "data")}))},
 			want: []Event{{corev1.EventTypeWarning, EventCreateFailed, `creating Pod ns/j-worker-0: Pod "j-worker-0" is invalid: spec.containers[0].volumeMounts[0].name: Not found: "data" (pod j-worker-0 is made from spec.replicaSpecs[1].template: its spec is spec.replicaSpecs[1].template.spec)`}},
 		},
 		"a refusal that names no pod field is said as it is": {
 			round: Round{Prev: running, Next: running, Job: &jobOfTwoTypes, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning}},
-				CreateErr: errors.New(`creating Pod ns/j-worker-0: pods "j-worker-0" is forbidden: exceeded quota: gpus`)},
+				CreateErr: fmt.Errorf("creating Pod ns/j-worker-0: %w", apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "j-worker-0", errors.New("exceeded quota: gpus")))},
 			want: []Event{{corev1.EventTypeWarning, EventCreateFailed, `creating Pod ns/j-worker-0: pods "j-worker-0" is forbidden: exceeded quota: gpus`}},
 		},
 		"a TensorBoard that cannot start says why, once it is written": {

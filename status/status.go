@@ -41,7 +41,7 @@ type Input struct {
 	Gang *unstructured.Unstructured
 	// CreateRefused is the API server's refusal of the job's latest pod creation, if it was
 	// refused and no creation has succeeded since.
-	CreateRefused string
+	CreateRefused Refusal
 	// NameTaken says which object of the job could not be made because another object, not the
 	// job's, holds its name.
 	NameTaken string

@@ -1,6 +1,7 @@
 package status
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -71,8 +73,8 @@ func waitingCause(in Input, st *batch.TrainingJobStatus) *cause {
 	if in.NameTaken != "" {
 		return &cause{render.ReasonNameConflict, in.NameTaken}
 	}
-	if in.CreateRefused != "" {
-		return &cause{batch.ReasonCreateFailed, "the API server refused to create pods: " + in.CreateRefused + templateHint(in.Job, in.CreateRefused)}
+	if in.CreateRefused.Message != "" {
+		return &cause{batch.ReasonCreateFailed, "the API server refused to create pods: " + in.CreateRefused.Message + templateHint(in.Job, in.CreateRefused.InvalidPod)}
 	}
 	desired := in.Job.PodCount()
 	if lost := countPods(in.Pods, nodeLost); lost > 0 {
@@ -351,29 +353,35 @@ func setWaiting(st *batch.TrainingJobStatus, c *cause, now metav1.Time) {
 // templateHint, for a pod the API server found invalid, names the job's field the pod is made
 // from: the refusal names the pod's fields (spec.containers[0].resources.requests), which are
 // that template's. Empty for other refusals (a quota, a policy), which name no field.
-func templateHint(job *render.Job, refused string) string {
-	name, ok := invalidPod(refused)
-	if !ok || job == nil {
+func templateHint(job *render.Job, invalidPod string) string {
+	if invalidPod == "" || job == nil {
 		return ""
 	}
-	path, ok := job.TemplateOfPod(name)
+	path, ok := job.TemplateOfPod(invalidPod)
 	if !ok {
 		return ""
 	}
-	return fmt.Sprintf(" (pod %s is made from %s: its spec is %s.spec)", name, path, path)
+	return fmt.Sprintf(" (pod %s is made from %s: its spec is %s.spec)", invalidPod, path, path)
 }
 
-// invalidPod is the name of the pod in an API server's "Pod "NAME" is invalid: ..." refusal.
-func invalidPod(refused string) (string, bool) {
-	const head = `Pod "`
-	i := strings.Index(refused, head)
-	if i < 0 {
-		return "", false
+// Refusal is the API server's answer to a write it refused: its message and, when it found a pod
+// invalid, that pod's name, read from the answer's details (its kind and name), not its text.
+type Refusal struct {
+	Message    string
+	InvalidPod string
+}
+
+// RefusalOf is err as a Refusal: the API server's own message, or err's text when err is not an
+// API server's answer (a webhook's or a transport's error wrapped by the client).
+func RefusalOf(err error) Refusal {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return Refusal{Message: err.Error()}
 	}
-	rest := refused[i+len(head):]
-	name, tail, ok := strings.Cut(rest, `"`)
-	if !ok || !strings.HasPrefix(tail, " is invalid:") {
-		return "", false
+	s := status.Status()
+	r := Refusal{Message: s.Message}
+	if d := s.Details; s.Reason == metav1.StatusReasonInvalid && d != nil && d.Kind == "Pod" && d.Name != "" {
+		r.InvalidPod = d.Name
 	}
-	return name, true
+	return r
 }

@@ -2,15 +2,19 @@ package status
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 	"github.com/trainyard/trainyard/render"
@@ -69,7 +73,7 @@ func TestWaiting(t *testing.T) {
 		job         render.Job
 		pods        []corev1.Pod
 		gang        *unstructured.Unstructured
-		refused     string
+		refused     error
 		gangRefused string
 		queued      *render.Blocked
 		renderErr   bool
@@ -112,13 +116,15 @@ func TestWaiting(t *testing.T) {
 		},
 		"a pod the API server finds invalid is traced to the job's template": {
 			// The API server names the pod's field; the job's is under the template of its type.
-			job:        newJob(1).Obj(),
-			refused:    `Pod "j-worker-0" is invalid: spec.containers[0].resources.requests: Invalid value: "4": must be less than or equal to cpu limit of 2`,
+			job: newJob(1).Obj(),
+			refused: apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, "j-worker-0", field.ErrorList{field.Invalid(
+				field.NewPath("spec", "containers").Index(0).Child("resources", "requests"), "4", "must be less than or equal to cpu limit of 2")}),
 			wantReason: batch.ReasonCreateFailed, wantMessage: `the API server refused to create pods: Pod "j-worker-0" is invalid: spec.containers[0].resources.requests: Invalid value: "4": must be less than or equal to cpu limit of 2 (pod j-worker-0 is made from spec.replicaSpecs[1].template: its spec is spec.replicaSpecs[1].template.spec)`,
 		},
 		"pod creation refused by the API server says so in its words": {
-			job:        newJob(1).Status(running).Obj(),
-			refused:    `pods "j-worker-0" is forbidden: exceeded quota: gpus, requested: requests.nvidia.com/gpu=8, used: requests.nvidia.com/gpu=0, limited: requests.nvidia.com/gpu=4`,
+			job: newJob(1).Status(running).Obj(),
+			refused: apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "j-worker-0",
+				errors.New("exceeded quota: gpus, requested: requests.nvidia.com/gpu=8, used: requests.nvidia.com/gpu=0, limited: requests.nvidia.com/gpu=4")),
 			wantReason: batch.ReasonCreateFailed, wantMessage: `the API server refused to create pods: pods "j-worker-0" is forbidden: exceeded quota: gpus, requested: requests.nvidia.com/gpu=8, used: requests.nvidia.com/gpu=0, limited: requests.nvidia.com/gpu=4`,
 		},
 		"a gang the kube-scheduler cannot place is GangWaiting with its PodGroup's words": {
@@ -199,7 +205,7 @@ func TestWaiting(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			in := Input{Job: &tc.job, Generation: 2, Current: tc.job.Status, Pods: ptrs(tc.pods), Gang: tc.gang,
-				CreateRefused: tc.refused, GangRefused: tc.gangRefused, Now: t0}
+				CreateRefused: refusalOf(tc.refused), GangRefused: tc.gangRefused, Now: t0}
 			if tc.renderErr {
 				in.RenderErr = errors.New("spec.replicaSpecs: bad")
 			} else {
@@ -328,5 +334,36 @@ func TestKubeflowWaitingIsNeverTheStateColumn(t *testing.T) {
 	back := render.FromKubeflowStatus(&ks)
 	if c := meta.FindStatusCondition(back.Conditions, batch.ConditionWaiting); c == nil || c.Reason != batch.ReasonUnschedulable || c.Message != "2 of 2 pods: no room" {
 		t.Errorf("Waiting read back as %v", c)
+	}
+}
+
+// refusalOf is err as the controller remembers it, none for nil.
+func refusalOf(err error) Refusal {
+	if err == nil {
+		return Refusal{}
+	}
+	return RefusalOf(err)
+}
+
+// TestRefusalOfReadsThePodFromTheAnswersDetails: the pod a refusal found invalid is read from the
+// API server's details, not from its words: a webhook's denial quoting another refusal's text
+// names no pod, and an Invalid answer in other words still does.
+func TestRefusalOfReadsThePodFromTheAnswersDetails(t *testing.T) {
+	quoted := apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "j-worker-0",
+		errors.New(`admission webhook "audit.example.com" denied the request: last seen: Pod "j-worker-1" is invalid: spec.containers`))
+	worded := &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 422, Reason: metav1.StatusReasonInvalid,
+		Message: "spec.containers[0].image: Required value", Details: &metav1.StatusDetails{Kind: "Pod", Name: "j-worker-0"}}}
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{quoted, ""},
+		{worded, "j-worker-0"},
+		{fmt.Errorf("creating Pod ns/j-worker-0: %w", worded), "j-worker-0"},
+		{errors.New(`Pod "j-worker-0" is invalid: not from the API server`), ""},
+	} {
+		if got := RefusalOf(tc.err); got.InvalidPod != tc.want {
+			t.Errorf("RefusalOf(%q).InvalidPod = %q, want %q", tc.err, got.InvalidPod, tc.want)
+		}
 	}
 }
