@@ -131,7 +131,9 @@ func debugMode(ctx context.Context, t *testing.T, c client.Client, ns string) {
 
 func elasticScale(ctx context.Context, t *testing.T, c client.Client, ns string) {
 	job := pyTorchJob("el").Workers(2, sim("", "")).Policy(batch.RestartPolicyOnFailure).Obj().(*batch.PyTorchTrainingJob)
-	job.Spec.TorchrunConfig = &batch.TorchrunConfig{Enabled: ptr(true)}
+	// Note: with maxRestarts a worker's own restart scope is the replica (the agents take a new one
+	// in), so the scale-down's gang restart below is the window's doing.
+	job.Spec.TorchrunConfig = &batch.TorchrunConfig{Enabled: ptr(true), MaxRestarts: ptr(int32(3))}
 	job.Spec.Elastic = &batch.ElasticConfig{Enabled: ptr(true), MinReplicas: ptr(int32(2)), MaxReplicas: ptr(int32(6)), ExpectedReplicas: ptr(int32(3))}
 	create(ctx, t, c, ns, job)
 	waitPhase(ctx, t, c, ns, "el", batch.JobRunning)
@@ -223,7 +225,9 @@ func volcanoPodGroup(ctx context.Context, t *testing.T, c client.Client, ns stri
 // this cluster has none of), and the operator creates the pods.
 func hpaScales(ctx context.Context, t *testing.T, c client.Client, ns string) {
 	job := pyTorchJob("hpa").Workers(2, sim("", "")).Obj().(*batch.PyTorchTrainingJob)
-	job.Spec.TorchrunConfig = &batch.TorchrunConfig{Enabled: ptr(true)}
+	// Note: with maxRestarts a worker's own restart scope is the replica (the agents take a new one
+	// in), so the scale-down's gang restart below is the window's doing.
+	job.Spec.TorchrunConfig = &batch.TorchrunConfig{Enabled: ptr(true), MaxRestarts: ptr(int32(3))}
 	job.Spec.Elastic = &batch.ElasticConfig{Enabled: ptr(true), MinReplicas: ptr(int32(2)), MaxReplicas: ptr(int32(6)), ExpectedReplicas: ptr(int32(3))}
 	create(ctx, t, c, ns, job)
 	st := waitPhase(ctx, t, c, ns, "hpa", batch.JobRunning)

@@ -33,6 +33,7 @@ func TestWhyNotRunning(t *testing.T) {
 		operatorFeature("why not running: a missing PersistentVolumeClaim is PVCNotFound", "why-pvc", whyPVCMissing),
 		operatorFeature("why not running: a ResourceQuota's refusal is CreateFailed, in the API server's words", "why-quota", whyQuota),
 		operatorFeature("why not running: Pod Security's refusal is CreateFailed, in the API server's words", "why-pss", whyPodSecurity),
+		operatorFeature("why not running: a pod the API server finds invalid is CreateFailed, naming the template it is made from", "why-invalidpod", whyInvalidPod),
 		operatorFeature("why not running: an admission policy's refusal of the gang's Workload is CreateFailed, in the API server's words, and the job starts once the policy goes", "why-gang", whyGangRefused),
 		operatorFeature("why not running: an image that cannot be pulled is ImagePullBackOff, and the event is said once", "why-image", whyImage),
 		operatorFeature("why not running: a missing Secret key is CreateContainerConfigError", "why-config", whyConfig),
@@ -105,6 +106,17 @@ func whyQuota(ctx context.Context, t *testing.T, c client.Client, ns string) {
 	})
 	create(ctx, t, c, ns, withLimits(pyTorchJob("quotaed").Workers(1, sim("", "")).Obj(), corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("4")}))
 	waitingIs(ctx, t, c, ns, "quotaed", batch.ReasonCreateFailed, "exceeded quota: gpus")
+}
+
+// whyInvalidPod: the refused pod's name comes from the API server's answer (its details), and
+// the message traces it to the job's field.
+func whyInvalidPod(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	job := pyTorchJob("badreq").Workers(1, sim("", "")).Obj().(*batch.PyTorchTrainingJob)
+	job.Spec.ReplicaSpecs[1].Template.Spec.Containers[0].Resources = corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")},
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}
+	create(ctx, t, c, ns, job)
+	waitingIs(ctx, t, c, ns, "badreq", batch.ReasonCreateFailed, "(pod badreq-worker-0 is made from spec.replicaSpecs[1].template")
 }
 
 func whyPodSecurity(ctx context.Context, t *testing.T, c client.Client, ns string) {
