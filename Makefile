@@ -121,7 +121,7 @@ test-torch: ## Real PyTorch (Debian 12's torch 1.13 and Debian 13's 2.x) runs ev
 	hack/torch.sh
 	go vet -tags torch ./hack/torchtest
 	TRAINYARD_TORCH_ROOT=$(call version,TORCH_ROOT) TRAINYARD_TORCH_ROOT_VERSION=$(call version,TORCH_ROOT_VERSION) \
-	  go test -tags torch -count=1 -timeout 30m -v ./hack/torchtest
+	  go test -json -tags torch -count=1 -timeout 30m ./hack/torchtest | go run ./hack/testsummary
 
 .PHONY: test-chart
 test-chart: ## Lint and render charts/trainyard (pinned helm): the same objects as kustomize/, values applied, alerts as documented.
@@ -152,7 +152,7 @@ test-e2e: build ## End-to-end tests (e2e-framework) on a fresh local cluster; E2
 	hack/tools.sh helm
 	hack/tools.sh prometheus
 	hack/tools.sh kube-previous
-	go test $(GO_TEST_FLAGS) -tags e2e -count=1 -timeout 30m -v ./e2e/...
+	go test -json $(GO_TEST_FLAGS) -tags e2e -count=1 -timeout 30m ./e2e/... | go run ./hack/testsummary
 
 .PHONY: bench
 bench: ## Run the render benchmarks.
