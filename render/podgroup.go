@@ -119,6 +119,9 @@ func (r *renderer) applyGang(t *ReplicaType, pod *corev1.Pod) {
 	case &volcanoGang:
 		name = batch.VolcanoSchedulerName
 		pod.Annotations[batch.AnnotationVolcanoGroupName] = r.job.Name
+		// Volcano counts a PodGroup's pods per task by this annotation (minTaskMember, task
+		// topology); Kubeflow's operator sets it to the replica type, so do its users' queries.
+		pod.Annotations[batch.AnnotationVolcanoTaskSpec] = t.Type
 	case &coschedulingGang:
 		pod.Labels[batch.LabelCoschedulingPodGroup] = r.job.Name
 		if pod.Spec.SchedulerName == "" {

@@ -29,6 +29,9 @@ const (
 const (
 	// AnnotationVolcanoGroupName names the Volcano PodGroup of a pod.
 	AnnotationVolcanoGroupName = "scheduling.k8s.io/group-name"
+	// AnnotationVolcanoTaskSpec names a pod's task (its replica type) within its Volcano PodGroup,
+	// as Volcano's own jobs and Kubeflow's operator set it.
+	AnnotationVolcanoTaskSpec = "volcano.sh/task-spec"
 	// LabelCoschedulingPodGroup names the scheduler-plugins (coscheduling) PodGroup of a pod.
 	LabelCoschedulingPodGroup = "scheduling.x-k8s.io/pod-group"
 )
