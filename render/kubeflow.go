@@ -3,6 +3,7 @@ package render
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -290,15 +291,18 @@ func newKubeflowPyTorchEnv(j *Job) *kubeflowPyTorchEnv {
 		if backend == "" {
 			backend = DefaultRdzvBackend
 		}
+		// Unset, the rendezvous is on worker 0 at its training port, as Kubeflow's operator has
+		// it (the master's port may differ), or on the master in a job without workers.
+		rdzv := m
+		if wi := slices.IndexFunc(j.Replicas, func(t ReplicaType) bool { return t.Type == "worker" }); wi >= 0 {
+			rdzv = &j.Replicas[wi]
+		}
 		host, port := el.RdzvHost, el.RdzvPort
 		if host == "" {
-			host = PodName(j.Name, "worker", 0)
-			if !hasType(j, "worker") {
-				host = base.masterAddr
-			}
+			host = PodName(j.Name, rdzv.Type, 0)
 		}
 		if port == 0 {
-			port = j.portOf(m)
+			port = j.portOf(rdzv)
 		}
 		e.elastic = append(e.elastic,
 			corev1.EnvVar{Name: EnvPETRdzvBackend, Value: backend},
