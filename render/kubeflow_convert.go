@@ -183,6 +183,9 @@ func FromKubeflowStatus(ks *kubeflowv1.JobStatus) batch.TrainingJobStatus {
 		ObservedGeneration: ks.ObservedGeneration,
 	}
 	for _, c := range ks.Conditions {
+		if c.Status == corev1.ConditionTrue {
+			c.Reason, c.Message = fromKubeflowOutcome(c.Type, c.Reason, c.Message)
+		}
 		if c.Type == kubeflowv1.JobWaiting {
 			st.Conditions = append(st.Conditions, metav1.Condition{
 				Type: batch.ConditionWaiting, Status: metav1.ConditionStatus(c.Status), Reason: c.Reason, Message: c.Message,
@@ -251,4 +254,59 @@ func phaseOf(conds []metav1.Condition) batch.JobPhase {
 		return batch.JobResuming
 	}
 	return batch.JobPending
+}
+
+// KubeflowOutcomeReasons are the Kubeflow condition types written with Kubeflow's reason (the kind
+// and the type, PyTorchJobFailed) when True, each with render's reason its message leaves out.
+// Failed has none: every failure names its cause.
+var KubeflowOutcomeReasons = map[kubeflowv1.JobConditionType]string{
+	kubeflowv1.JobRunning:    batch.ReasonPodsRunning,
+	kubeflowv1.JobRestarting: batch.ReasonRestarting,
+	kubeflowv1.JobSucceeded:  batch.ReasonSucceeded,
+	kubeflowv1.JobFailed:     "-",
+}
+
+// kubeflowKinds are the kinds whose conditions carry Kubeflow's reasons.
+var kubeflowKinds = []string{"PyTorchJob", "TFJob"}
+
+// KubeflowOutcomeMessage is the message of a True condition of type typ written with Kubeflow's
+// reason: render's message led by render's reason unless the type says it, or Kubeflow's
+// "<Kind> <name> is running." for a running job's empty one.
+func KubeflowOutcomeMessage(kind, name string, typ kubeflowv1.JobConditionType, reason, message string) string {
+	switch {
+	case reason != KubeflowOutcomeReasons[typ]:
+		return reason + ": " + message
+	case message == "" && typ == kubeflowv1.JobRunning:
+		return kind + " " + name + " is running."
+	}
+	return message
+}
+
+// fromKubeflowOutcome reads render's reason and message back from a True condition written by
+// KubeflowOutcomeMessage; any other condition is returned as it is.
+func fromKubeflowOutcome(typ kubeflowv1.JobConditionType, reason, message string) (string, string) {
+	def := KubeflowOutcomeReasons[typ]
+	if def == "" || !slices.ContainsFunc(kubeflowKinds, func(k string) bool { return reason == k+string(typ) }) {
+		return reason, message
+	}
+	if lead, rest, ok := strings.Cut(message, ": "); ok && isReasonWord(lead) {
+		return lead, rest
+	}
+	if typ == kubeflowv1.JobRunning && strings.HasSuffix(message, " is running.") {
+		message = ""
+	}
+	return def, message
+}
+
+// isReasonWord reports whether s reads as a condition reason: a capitalised word of letters.
+func isReasonWord(s string) bool {
+	if s == "" || s[0] < 'A' || s[0] > 'Z' {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return false
+		}
+	}
+	return true
 }

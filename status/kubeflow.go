@@ -130,7 +130,13 @@ func restartingNow(st *batch.TrainingJobStatus) bool {
 // kubeflowWording is the reason and message of condition c as Kubeflow's operator (v1.8.1) words
 // them where scripts and dashboards read them: Created True, Suspended True (and Running, False
 // while the job is suspended), Suspended False once resumed. The reason is the kind followed by
-// what happened (PyTorchJobSuspended), the message names the kind and the job. The other
+// what happened (PyTorchJobSuspended), the message names the kind and the job.
+//
+// Running, Restarting, Succeeded and Failed, when True, carry Kubeflow's reason too (the kind and
+// the type: PyTorchJobSucceeded), as tools read the last condition's reason to tell how a job
+// ended; their message keeps render's, led by render's reason when it says more than the type
+// ("BackoffLimitExceeded: ..."), and FromKubeflowStatus reads render's reason back from it. A
+// running job's message, empty in render, is Kubeflow's ("PyTorchJob j is running."). The other
 // conditions keep render's reasons and messages.
 func kubeflowWording(j *render.Job, typ kubeflowv1.JobConditionType, c metav1.Condition, suspended bool) (reason, message string) {
 	var what string
@@ -142,6 +148,8 @@ func kubeflowWording(j *render.Job, typ kubeflowv1.JobConditionType, c metav1.Co
 		what = kubeflowv1.ReasonSuspended
 	case typ == kubeflowv1.JobSuspended:
 		what = kubeflowv1.ReasonResumed
+	case c.Status == metav1.ConditionTrue && render.KubeflowOutcomeReasons[typ] != "":
+		return j.Kind + string(typ), render.KubeflowOutcomeMessage(j.Kind, j.Name, typ, c.Reason, c.Message)
 	default:
 		return c.Reason, c.Message
 	}

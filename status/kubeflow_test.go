@@ -349,3 +349,68 @@ func TestKubeflowCarriesTheLastScaleDown(t *testing.T) {
 		t.Errorf("read back lastScaleDownTime %v, want %v", back.LastScaleDownTime, at)
 	}
 }
+
+// TestKubeflowOutcomeReasons: Running, Restarting, Succeeded and Failed, when True, carry the
+// reason Kubeflow's operator writes (PyTorchJobSucceeded: tools read the last condition's reason
+// to tell how a job ended), their message render's, led by render's reason where the type does not
+// say it; read back, render sees its own reason again, and the next round writes the same.
+func TestKubeflowOutcomeReasons(t *testing.T) {
+	job := func(policy kubeflowv1.RestartPolicy, st kubeflowv1.JobStatus) render.Job {
+		j := kubeflowJob(false, st)
+		for i := range j.Replicas {
+			j.Replicas[i].RestartPolicy = batch.RestartPolicy(policy)
+		}
+		return j
+	}
+	m, w0 := podOf("master", 0, corev1.PodRunning), podOf("worker", 0, corev1.PodRunning)
+	for _, c := range []struct {
+		name   string
+		policy kubeflowv1.RestartPolicy
+		pods   []corev1.Pod
+		want   string // the last condition, "type status/reason/message"
+		render string // render's reason of that condition, read back
+	}{
+		{"running", kubeflowv1.RestartPolicyNever, []corev1.Pod{m, w0, podOf("worker", 1, corev1.PodRunning)},
+			"Running True/PyTorchJobRunning/PyTorchJob j is running.", batch.ReasonPodsRunning},
+		{"succeeded", kubeflowv1.RestartPolicyNever, []corev1.Pod{podOf("master", 0, corev1.PodSucceeded, 0), w0, podOf("worker", 1, corev1.PodSucceeded, 0)},
+			"Succeeded True/PyTorchJobSucceeded/j-master-0 succeeded", batch.ReasonSucceeded},
+		{"failed", kubeflowv1.RestartPolicyNever, []corev1.Pod{m, w0, podOf("worker", 1, corev1.PodFailed, 1)},
+			"Failed True/PyTorchJobFailed/ReplicaFailed: j-worker-1 exited with code 1 and restartPolicy Never does not restart it", batch.ReasonFailed},
+		{"restarting", kubeflowv1.RestartPolicyOnFailure, []corev1.Pod{m, w0, podOf("worker", 1, corev1.PodFailed, 1)},
+			"Restarting True/PyTorchJobRestarting/j-worker-1 exited with code 1; every pod of the job is restarted", batch.ReasonRestarting},
+	} {
+		var stored kubeflowv1.JobStatus
+		for round := 1; round <= 2; round++ {
+			// Round 1 from a running job's status, round 2 from what round 1 wrote.
+			if round == 1 {
+				j := job(c.policy, kubeflowv1.JobStatus{})
+				st, _ := derive(t, j, []corev1.Pod{m, w0, podOf("worker", 1, corev1.PodRunning)}, t0.Add(10*time.Second))
+				stored = ToKubeflow(&st, &j)
+			}
+			j := job(c.policy, stored)
+			st, _ := derive(t, j, c.pods, t0.Add(time.Duration(10+10*round)*time.Second))
+			written := ToKubeflow(&st, &j)
+			last := written.Conditions[len(written.Conditions)-1]
+			if got := string(last.Type) + " " + string(last.Status) + "/" + last.Reason + "/" + last.Message; !strings.HasPrefix(got, c.want) {
+				t.Errorf("%s, round %d: last condition %q; want %q", c.name, round, got, c.want)
+			}
+			back := render.FromKubeflowStatus(&written)
+			for _, pair := range render.KubeflowConditions {
+				if pair.Kubeflow != last.Type {
+					continue
+				}
+				msg := strings.TrimPrefix(last.Message, c.render+": ")
+				if last.Type == kubeflowv1.JobRunning {
+					msg = "" // render's running job has none
+				}
+				if bc := meta.FindStatusCondition(back.Conditions, pair.Status); bc == nil || bc.Reason != c.render || bc.Message != msg {
+					t.Errorf("%s, round %d: read back as %+v; want render's reason %s and message %q", c.name, round, bc, c.render, msg)
+				}
+			}
+			if diff := cmp.Diff(ProjectKubeflow(&st, &j), ProjectKubeflow(&back, &j)); diff != "" {
+				t.Errorf("%s, round %d: reading back what was written changes it (-written +again):\n%s", c.name, round, diff)
+			}
+			stored = written
+		}
+	}
+}
