@@ -97,7 +97,7 @@ func events(r Round) []Event {
 	}
 	d := &r.Out.Decisions
 	if len(d.Restarts) > 0 {
-		ev = append(ev, Event{corev1.EventTypeWarning, EventRestarting, restartEvent(r.Out)})
+		ev = append(ev, Event{corev1.EventTypeWarning, kubeflowEventReason(r.Job, "Restarting", EventRestarting), restartEvent(r.Out)})
 	}
 	if d.Blocked != nil && r.Written && !blockedBy(r.Prev, d.Blocked.Reason) {
 		ev = append(ev, Event{corev1.EventTypeWarning, d.Blocked.Reason, d.Blocked.Message})
@@ -144,6 +144,8 @@ func events(r Round) []Event {
 		}
 		if d.Queued != nil && r.Next.Phase == batch.JobPaused {
 			msg = message // Kueue's hold is no pause
+		} else {
+			reason, msg = kubeflowPhaseEvent(r.Job, r.Next.Phase, reason, msg)
 		}
 		ev = append(ev, Event{typ, reason, msg})
 	}
@@ -156,6 +158,37 @@ func events(r Round) []Event {
 		ev = append(ev, warningEvents(d.Warnings)...)
 	}
 	return ev
+}
+
+// kubeflowEventReason is the reason of an event a kubeflow.org job's operator (v1.8.1) records
+// as <Kind><what> (PyTorchJobRestarting), where alerts and dashboards match it; other jobs' events
+// keep reason.
+func kubeflowEventReason(j *render.Job, what, reason string) string {
+	if j == nil || j.Kubeflow == nil {
+		return reason
+	}
+	return j.Kind + what
+}
+
+// kubeflowPhaseEvent words a kubeflow.org job's phase change as Kubeflow's operator names it:
+// <Kind>Succeeded, <Kind>Failed (the message led by Trainyard's reason, BackoffLimitExceeded or
+// the like, which the Kubeflow reason does not say), <Kind>Suspended and <Kind>Resumed. A change
+// Kubeflow's operator records no event for (Running) keeps Trainyard's reason.
+func kubeflowPhaseEvent(j *render.Job, phase batch.JobPhase, reason, msg string) (string, string) {
+	if j == nil || j.Kubeflow == nil {
+		return reason, msg
+	}
+	switch phase {
+	case batch.JobSucceeded:
+		return j.Kind + "Succeeded", msg
+	case batch.JobFailed:
+		return j.Kind + "Failed", reason + ": " + msg
+	case batch.JobPaused:
+		return j.Kind + "Suspended", msg
+	case batch.JobResuming:
+		return j.Kind + "Resumed", msg
+	}
+	return reason, msg
 }
 
 // warningEvents are render's warnings as events, one a reason: the events API counts repeats of a

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
 	"github.com/trainyard/trainyard/render"
 )
 
@@ -30,6 +31,9 @@ func TestEvents(t *testing.T) {
 	trimmed := &batch.TrainingJobStatus{Phase: batch.JobRunning, Selector: "tensorstack.dev/owner-kind=PyTorchTrainingJob,tensorstack.dev/owner-name=j",
 		Tasks: []batch.TaskStatus{{Type: "master", ReplicaStatus: make([]batch.ReplicaStatus, 1)}, {Type: "worker", ReplicaStatus: make([]batch.ReplicaStatus, 5799), ReplicaStatusOmitted: 4200}}}
 	jobOfTwoTypes := render.FromPyTorchTrainingJob(&newJob(1).job) // master, worker
+	kf := kubeflowJob(false, kubeflowv1.JobStatus{})
+	kfTF := render.FromTFJob(&kubeflowv1.TFJob{ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "ns"},
+		Spec: kubeflowv1.TFJobSpec{TFReplicaSpecs: map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec{"Worker": kubeflowTemplate(2, "tensorflow")}}})
 	cases := map[string]struct {
 		round Round
 		want  []Event
@@ -103,6 +107,37 @@ func TestEvents(t *testing.T) {
 				Phase: batch.JobFailed, Reason: batch.ReasonBackoffLimitExceeded, Message: "j-worker-0 exited with code 1; restarting it would exceed runPolicy.backoffLimit (3)"}}},
 			want: []Event{{corev1.EventTypeWarning, batch.ReasonBackoffLimitExceeded,
 				"phase Running -> Failed: j-worker-0 exited with code 1; restarting it would exceed runPolicy.backoffLimit (3)"}},
+		},
+		// A kubeflow.org job's events have the reasons Kubeflow's operator (v1.8.1) records.
+		"a kubeflow.org job's failure is <Kind>Failed, led by Trainyard's reason": {
+			round: Round{Prev: running, Next: failed, Written: true, Job: &kf, Out: &render.Output{Decisions: render.Decisions{
+				Phase: batch.JobFailed, Reason: batch.ReasonBackoffLimitExceeded, Message: "j-worker-0 exited with code 1; restarting it would exceed runPolicy.backoffLimit (3)"}}},
+			want: []Event{{corev1.EventTypeWarning, "PyTorchJobFailed",
+				"BackoffLimitExceeded: phase Running -> Failed: j-worker-0 exited with code 1; restarting it would exceed runPolicy.backoffLimit (3)"}},
+		},
+		"a kubeflow.org job's success is <Kind>Succeeded": {
+			round: Round{Prev: running, Next: &batch.TrainingJobStatus{Phase: batch.JobSucceeded}, Written: true, Job: &kfTF, Out: &render.Output{Decisions: render.Decisions{
+				Phase: batch.JobSucceeded, Reason: batch.ReasonSucceeded, Message: "j-worker-0 succeeded"}}},
+			want: []Event{{corev1.EventTypeNormal, "TFJobSucceeded", "phase Running -> Succeeded: j-worker-0 succeeded"}},
+		},
+		"a kubeflow.org job's restart is <Kind>Restarting": {
+			round: Round{Prev: running, Next: running, Job: &kf, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning, BackoffCount: 1,
+				Restarts: []render.Restart{{Pod: "j-worker-0", Type: "worker", ExitCode: &code}}}}},
+			want: []Event{{corev1.EventTypeWarning, "PyTorchJobRestarting", "j-worker-0 exited with code 137; restarting it (backoffCount 1)"}},
+		},
+		"a kubeflow.org job's suspension and resumption are <Kind>Suspended and <Kind>Resumed": {
+			round: Round{Prev: running, Next: &batch.TrainingJobStatus{Phase: batch.JobPaused}, Written: true, Job: &kf, Out: &render.Output{Decisions: render.Decisions{
+				Phase: batch.JobPaused, Reason: batch.ReasonPausing}}},
+			want: []Event{{corev1.EventTypeNormal, "PyTorchJobSuspended", "phase Running -> Paused"}},
+		},
+		"and its resumption <Kind>Resumed": {
+			round: Round{Prev: &batch.TrainingJobStatus{Phase: batch.JobPaused}, Next: &batch.TrainingJobStatus{Phase: batch.JobResuming}, Written: true, Job: &kf, Out: &render.Output{Decisions: render.Decisions{
+				Phase: batch.JobResuming, Reason: batch.ReasonResuming, Message: "0 of 3 replicas running after the pause"}}},
+			want: []Event{{corev1.EventTypeNormal, "PyTorchJobResumed", "phase Paused -> Resuming: 0 of 3 replicas running after the pause"}},
+		},
+		"a kubeflow.org job's running keeps Trainyard's reason (Kubeflow's operator records none)": {
+			round: Round{Prev: pending, Next: running, Written: true, Job: &kf, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning, Reason: batch.ReasonPodsRunning}}},
+			want:  []Event{{corev1.EventTypeNormal, batch.ReasonPodsRunning, "phase Pending -> Running"}},
 		},
 		"a restart names the pod and its exit code": {
 			round: Round{Prev: running, Next: running, Out: &render.Output{Decisions: render.Decisions{Phase: batch.JobRunning, BackoffCount: 1,
