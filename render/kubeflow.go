@@ -128,7 +128,7 @@ func kubeflowLabels(j *Job, t *ReplicaType, index int32) map[string]string {
 		kubeflowv1.LabelJobName:      j.Name,
 		kubeflowv1.LabelReplicaType:  t.Type,
 		kubeflowv1.LabelReplicaIndex: strconv.FormatInt(int64(index), 10),
-		kubeflowv1.LabelOperatorName: kubeflowv1.OperatorName,
+		kubeflowv1.LabelOperatorName: kubeflowv1.OperatorName(j.Kind),
 	}
 	if j.isMaster(t, index) {
 		l[kubeflowv1.LabelJobRole] = kubeflowv1.JobRoleMaster

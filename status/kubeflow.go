@@ -69,7 +69,7 @@ func ToKubeflow(st *batch.TrainingJobStatus, j *render.Job) kubeflowv1.JobStatus
 	for _, t := range j.Replicas {
 		sel := map[string]string{
 			kubeflowv1.LabelJobName:      j.Name,
-			kubeflowv1.LabelOperatorName: kubeflowv1.OperatorName,
+			kubeflowv1.LabelOperatorName: kubeflowv1.OperatorName(j.Kind),
 			kubeflowv1.LabelReplicaType:  t.Type,
 		}
 		rs := &kubeflowv1.ReplicaStatus{

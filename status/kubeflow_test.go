@@ -115,7 +115,7 @@ func TestKubeflowStatusRoundTrip(t *testing.T) {
 		}
 		stored = written
 	}
-	if sel := stored.ReplicaStatuses["Worker"].Selector; sel != "training.kubeflow.org/job-name=j,training.kubeflow.org/operator-name=trainyard,training.kubeflow.org/replica-type=worker" {
+	if sel := stored.ReplicaStatuses["Worker"].Selector; sel != "training.kubeflow.org/job-name=j,training.kubeflow.org/operator-name=pytorchjob-controller,training.kubeflow.org/replica-type=worker" {
 		t.Errorf("replicaStatuses.Worker.selector = %q", sel)
 	}
 }
@@ -411,6 +411,28 @@ func TestKubeflowOutcomeReasons(t *testing.T) {
 				t.Errorf("%s, round %d: reading back what was written changes it (-written +again):\n%s", c.name, round, diff)
 			}
 			stored = written
+		}
+	}
+}
+
+// TestKubeflowSelectorNamesKubeflowsController: replicaStatuses' selector, like the pods' labels,
+// says operator-name as Kubeflow's operator does, per kind, so selectors written for it find them.
+func TestKubeflowSelectorNamesKubeflowsController(t *testing.T) {
+	tf := render.FromTFJob(&kubeflowv1.TFJob{ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "ns"},
+		Spec: kubeflowv1.TFJobSpec{TFReplicaSpecs: map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec{"PS": kubeflowTemplate(1, "tensorflow")}}})
+	pt := kubeflowJob(false, kubeflowv1.JobStatus{})
+	for _, c := range []struct {
+		job  render.Job
+		typ  kubeflowv1.ReplicaType
+		want string
+	}{
+		{pt, "Master", "training.kubeflow.org/job-name=j,training.kubeflow.org/operator-name=pytorchjob-controller,training.kubeflow.org/replica-type=master"},
+		{tf, "PS", "training.kubeflow.org/job-name=j,training.kubeflow.org/operator-name=tfjob-controller,training.kubeflow.org/replica-type=ps"},
+	} {
+		st, _ := derive(t, c.job, nil, t0)
+		rs := ToKubeflow(&st, &c.job).ReplicaStatuses[c.typ]
+		if rs == nil || rs.Selector != c.want || rs.LabelSelector.MatchLabels[kubeflowv1.LabelOperatorName] != strings.ToLower(c.job.Kind)+"-controller" {
+			t.Errorf("%s %s: replicaStatus %+v; want selector %s", c.job.Kind, c.typ, rs, c.want)
 		}
 	}
 }

@@ -1,5 +1,7 @@
 package v1
 
+import "strings"
+
 // Labels Trainyard puts on every object it renders for a kubeflow.org job, besides the T9k labels
 // of apis/batch/v1beta1. They carry Kubeflow's keys and values, so selectors, dashboards and
 // scripts written for Kubeflow's training operator keep working. Set by render; read by the
@@ -14,7 +16,7 @@ const (
 	// LabelJobRole is set to JobRoleMaster on the one pod that leads the job: the PyTorch master,
 	// the TensorFlow chief (or master). Other pods do not carry it.
 	LabelJobRole = "training.kubeflow.org/job-role"
-	// LabelOperatorName names the operator that created the object; its value is OperatorName.
+	// LabelOperatorName names the operator that created the object; its value is OperatorName's.
 	LabelOperatorName = "training.kubeflow.org/operator-name"
 )
 
@@ -22,9 +24,14 @@ const (
 const (
 	// JobRoleMaster is the value of LabelJobRole on the leading pod.
 	JobRoleMaster = "master"
-	// OperatorName is the value of LabelOperatorName on every object Trainyard renders.
-	OperatorName = "trainyard"
 )
+
+// OperatorName is the value of LabelOperatorName on the objects of a job of kind: the name
+// Kubeflow's operator gives its controller of that kind (pytorchjob-controller, tfjob-controller),
+// which selectors written for it (kubectl get pods -l ..., replicaStatuses' selector) name.
+func OperatorName(kind string) string {
+	return strings.ToLower(kind) + "-controller"
+}
 
 // The training container and its port, as Kubeflow names them. Render injects the environment
 // into the container of this name (else into the first container) and reads the port of this name
