@@ -45,6 +45,16 @@ func ToKubeflow(st *batch.TrainingJobStatus, j *render.Job) kubeflowv1.JobStatus
 			}
 		}
 	}
+	// A restart held for its back-off is under way too, though render has made no restart yet (it
+	// records one when it makes it): Restarting says so, from the Waiting condition that says why.
+	if w := meta.FindStatusCondition(st.Conditions, batch.ConditionWaiting); restarting && !slices.ContainsFunc(ks.Conditions,
+		func(c kubeflowv1.JobCondition) bool { return c.Type == kubeflowv1.JobRestarting }) {
+		ks.Conditions = append(ks.Conditions, kubeflowv1.JobCondition{
+			Type: kubeflowv1.JobRestarting, Status: corev1.ConditionTrue, Reason: j.Kind + string(kubeflowv1.JobRestarting),
+			Message:        render.KubeflowOutcomeMessage(j.Kind, j.Name, kubeflowv1.JobRestarting, batch.ReasonRestarting, w.Message),
+			LastUpdateTime: w.LastTransitionTime, LastTransitionTime: w.LastTransitionTime,
+		})
+	}
 	// Transition times have a second's precision: of two in one second, the one that holds (True)
 	// goes last, so that a job resumed and running within a second says Running, not Suspended.
 	sort.SliceStable(ks.Conditions, func(a, b int) bool {

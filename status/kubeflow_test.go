@@ -5,10 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"strconv"
+
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
@@ -434,5 +437,66 @@ func TestKubeflowSelectorNamesKubeflowsController(t *testing.T) {
 		if rs == nil || rs.Selector != c.want || rs.LabelSelector.MatchLabels[kubeflowv1.LabelOperatorName] != strings.ToLower(c.job.Kind)+"-controller" {
 			t.Errorf("%s %s: replicaStatus %+v; want selector %s", c.job.Kind, c.typ, rs, c.want)
 		}
+	}
+}
+
+// TestKubeflowRestartingDuringABackoff: a restart held for its back-off (every restart by exit
+// code after the first) is under way too: Kubeflow's Restarting is True, and last, for the State
+// column, until the restarted pods run, as for a restart made at once.
+func TestKubeflowRestartingDuringABackoff(t *testing.T) {
+	job := func(st kubeflowv1.JobStatus) render.Job {
+		j := kubeflowJob(false, st)
+		for i := range j.Replicas {
+			j.Replicas[i].RestartPolicy = batch.RestartPolicyOnFailure
+		}
+		return j
+	}
+	gang := func(p corev1.Pod, n int, ended time.Time) corev1.Pod {
+		p.UID = types.UID(string(p.UID) + "-" + strconv.Itoa(n))
+		p.Annotations = map[string]string{batch.AnnotationGangRestarts: strconv.Itoa(n)}
+		for i := range p.Status.ContainerStatuses {
+			p.Status.ContainerStatuses[i].State.Terminated.FinishedAt = metav1.NewTime(ended)
+			p.Status.ContainerStatuses[i].State.Terminated.StartedAt = metav1.NewTime(ended.Add(-2 * time.Second)) // a short run: the back-off applies
+		}
+		return p
+	}
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	running := func(n int) []corev1.Pod {
+		return []corev1.Pod{gang(podOf("master", 0, corev1.PodRunning), n, at(0)), gang(podOf("worker", 0, corev1.PodRunning), n, at(0)), gang(podOf("worker", 1, corev1.PodRunning), n, at(0))}
+	}
+	failed := func(n int, s int) []corev1.Pod {
+		pods := running(n)
+		pods[2] = gang(podOf("worker", 1, corev1.PodFailed, 1), n, at(s))
+		return pods
+	}
+	var stored kubeflowv1.JobStatus
+	for _, step := range []struct {
+		name       string
+		now        int
+		pods       []corev1.Pod
+		restarting bool
+	}{
+		{"running", 10, running(0), false},
+		{"worker-1 exits 1: the first restart, at once", 20, failed(0, 20), true},
+		{"the old pods gone", 21, nil, true},
+		{"running again", 30, running(1), false},
+		{"worker-1 exits 1 again: the restart waits for its back-off", 40, failed(1, 40), true},
+		{"still waiting", 45, failed(1, 40), true},
+	} {
+		j := job(stored)
+		st, _ := derive(t, j, step.pods, at(step.now))
+		written := ToKubeflow(&st, &j)
+		got := kubeflowCondition(written, kubeflowv1.JobRestarting)
+		if (got != "") != step.restarting || step.restarting && !strings.HasPrefix(got, "True/PyTorchJobRestarting/") {
+			t.Errorf("%s: Restarting = %q; want it True while restarting (%v)", step.name, got, step.restarting)
+		}
+		if last := written.Conditions[len(written.Conditions)-1]; step.restarting && (last.Type != kubeflowv1.JobRestarting || last.Status != corev1.ConditionTrue) {
+			t.Errorf("%s: the State column shows %s %s; want Restarting", step.name, last.Type, last.Status)
+		}
+		back := render.FromKubeflowStatus(&written)
+		if diff := cmp.Diff(ProjectKubeflow(&st, &j), ProjectKubeflow(&back, &j)); diff != "" {
+			t.Errorf("%s: reading back what was written changes it (-written +again):\n%s", step.name, diff)
+		}
+		stored = written
 	}
 }
