@@ -163,13 +163,25 @@ spec:
 			t.Errorf("Service %s: clusterIP %q, selector %v; want headless, selecting its replica", name, svc.Spec.ClusterIP, svc.Spec.Selector)
 		}
 	}
+	// As tools written for Kubeflow's operator select them: by its operator-name too.
+	var byKubeflowSelector corev1.PodList
+	if err := c.List(ctx, &byKubeflowSelector, client.InNamespace(ns), client.MatchingLabels{
+		kubeflowv1.LabelJobName: "mnist", kubeflowv1.LabelOperatorName: "pytorchjob-controller"}); err != nil || len(byKubeflowSelector.Items) != 3 {
+		t.Errorf("pods with job-name=mnist,operator-name=pytorchjob-controller: %d (%v); want the job's 3", len(byKubeflowSelector.Items), err)
+	}
 	st := waitKubeflow(ctx, t, c, ns, "mnist", kubeflowv1.JobSucceeded)
 	if st.CompletionTime == nil || st.StartTime == nil {
 		t.Errorf("startTime %v, completionTime %v; want both", st.StartTime, st.CompletionTime)
 	}
-	if last := st.Conditions[len(st.Conditions)-1]; last.Type != kubeflowv1.JobSucceeded {
-		t.Errorf("last condition %s; the State column shows the last, want Succeeded", last.Type)
+	// Tools read the last condition's type and reason as Kubeflow's operator writes them, and
+	// alerts the event's reason.
+	if last := st.Conditions[len(st.Conditions)-1]; last.Type != kubeflowv1.JobSucceeded || last.Reason != "PyTorchJobSucceeded" {
+		t.Errorf("last condition %s, reason %s; the State column shows the last, want Succeeded, PyTorchJobSucceeded", last.Type, last.Reason)
 	}
+	eventually(t, 10*time.Second, "a PyTorchJobSucceeded event", func() (bool, string) {
+		n := countEvents(ctx, t, c, ns, "PyTorchJobSucceeded")
+		return n == 1, fmt.Sprintf("%d", n)
+	})
 	eventually(t, 30*time.Second, "cleanPodPolicy Running: the running workers and their Services go, the master stays", func() (bool, string) {
 		pods := podsByName(ctx, t, c, ns, "mnist")
 		err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "mnist-worker-0"}, &corev1.Service{})
