@@ -10,6 +10,7 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
@@ -495,17 +496,62 @@ func (r *renderer) autoscaler() *autoscalingv2.HorizontalPodAutoscaler {
 // kueueHold: a kubeflow.org job labelled kueue.x-k8s.io/queue-name is queued by Kueue's own
 // integration, which suspends it (runPolicy.suspend) until it admits the job's Workload, and
 // again when it evicts it. That suspension is Kueue's hold, not the user's pause: with Kueue
-// installed it is said as Queued, so the job says why it waits. The pods go as for any suspend,
-// and the phase stays Paused, as Kubeflow's Suspended condition has it: the spec cannot tell the
-// two holds apart, but `trainyard pause` marks the job it pauses (PausedByUser): such a job
-// says it is paused, as any suspended job, and not Queued, since no queue would run it before
-// `trainyard resume`.
+// installed it is said as Queued, in Kueue's words from the job's Workload (the one Kueue made,
+// which the controller observes: kueueWait, as for the T9k kinds), so the job says why it waits
+// (a preemption, a lack of quota). The pods go as for any suspend, and the phase stays Paused, as
+// Kubeflow's Suspended condition has it. `trainyard pause` marks the job it pauses
+// (PausedByUser): such a job says it is paused, as any suspended job, and not Queued, since no
+// queue would run it before `trainyard resume`; but only while its Workload is inactive (or not
+// observed): one made active again by hand is queued, and the stale mark is not read.
 func (r *renderer) kueueHold() {
 	kf := r.job.Kubeflow
-	if kf == nil || kf.KueueQueue == "" || kf.PausedByUser || !r.in.InstalledCRDs[kueue.WorkloadCRD] {
+	if kf == nil || kf.KueueQueue == "" || !r.in.InstalledCRDs[kueue.WorkloadCRD] {
 		return
 	}
-	r.out.Decisions.Queued = &Blocked{Reason: ReasonQueued, Message: fmt.Sprintf("Kueue holds the job in LocalQueue %s: "+
-		"it set runPolicy.suspend and clears it when it admits the job's Workload (trainyard describe shows the Workload; "+
-		"one made inactive waits until it is active again)", kf.KueueQueue)}
+	k := r.in.Kueue
+	var w *kueue.Workload
+	if k != nil {
+		w = k.Workload
+	}
+	if kf.PausedByUser && (w == nil || !workloadActive(w)) && !deactivatedByKueue(w) {
+		return
+	}
+	var msg string
+	switch {
+	case k == nil:
+		// Not observed (a render without the cluster).
+		msg = fmt.Sprintf("Kueue holds the job in LocalQueue %s: it set runPolicy.suspend and clears it when it admits the job's Workload "+
+			"(trainyard describe shows the Workload; one made inactive waits until it is active again)", kf.KueueQueue)
+	case w == nil:
+		msg = fmt.Sprintf("Kueue holds the job in LocalQueue %s (runPolicy.suspend) and has made no Workload for it yet", kf.KueueQueue)
+	case condition(w, kueue.WorkloadFinished):
+		c := meta.FindStatusCondition(w.Status.Conditions, kueue.WorkloadFinished)
+		msg = fmt.Sprintf("Workload %s is finished (%s: %s); Kueue does not run the job under it", w.Name, c.Reason, c.Message)
+	case deactivatedByKueue(w):
+		c := meta.FindStatusCondition(w.Status.Conditions, kueue.WorkloadEvicted)
+		msg = fmt.Sprintf("Kueue deactivated Workload %s (%s: %s): it admits it only once it is active again (trainyard resume %s)", w.Name, c.Reason, c.Message, strings.ToLower(r.job.Kind)+"/"+r.job.Name)
+	case !workloadActive(w):
+		msg = fmt.Sprintf("Workload %s is inactive (spec.active: false, set outside trainyard pause): Kueue admits it only once it is active again (trainyard resume %s)", w.Name, strings.ToLower(r.job.Kind)+"/"+r.job.Name)
+	case condition(w, kueue.WorkloadAdmitted) && !condition(w, kueue.WorkloadEvicted):
+		msg = fmt.Sprintf("Kueue admitted Workload %s and is about to clear runPolicy.suspend", w.Name)
+	default:
+		msg = kueueWait(w, kf.KueueQueue)
+	}
+	r.out.Decisions.Queued = &Blocked{Reason: ReasonQueued, Message: msg}
+}
+
+// workloadActive is a Workload's spec.active, true when unset (Kueue's default).
+func workloadActive(w *kueue.Workload) bool {
+	return w.Spec.Active == nil || *w.Spec.Active
+}
+
+// deactivatedByKueue: Kueue itself made w inactive (its eviction reason names a cause of its own,
+// Deactivated<Cause>: the re-queuing limit exceeded, an admission check rejected), which no
+// user's pause did, whatever the job's mark says.
+func deactivatedByKueue(w *kueue.Workload) bool {
+	if w == nil || workloadActive(w) {
+		return false
+	}
+	c := meta.FindStatusCondition(w.Status.Conditions, kueue.WorkloadEvicted)
+	return c != nil && c.Status == metav1.ConditionTrue && strings.HasPrefix(c.Reason, kueue.EvictedByDeactivation) && c.Reason != kueue.EvictedByDeactivation
 }

@@ -215,15 +215,8 @@ func (r *renderer) queueHold() bool {
 		// Note: Kueue evicts an inactive Workload (reason Deactivated) even if it never admitted
 		// it; waiting "to be admitted again" would never end.
 		return hold(ReasonQueued, fmt.Sprintf("Workload %s is inactive (spec.active: false, set outside Trainyard): Kueue admits it only once it is active again (kubectl patch workload %s --type=merge -p '{\"spec\":{\"active\":true}}')", name, name))
-	case condition(w, kueue.WorkloadEvicted):
-		c := meta.FindStatusCondition(w.Status.Conditions, kueue.WorkloadEvicted)
-		return hold(ReasonQueued, fmt.Sprintf("Workload %s was evicted by Kueue (%s: %s); waiting to be admitted again", name, c.Reason, c.Message))
-	case !condition(w, kueue.WorkloadAdmitted) || w.Status.Admission == nil:
-		msg := fmt.Sprintf("waiting for Kueue to admit Workload %s in LocalQueue %s", name, q.Name)
-		if c := meta.FindStatusCondition(w.Status.Conditions, kueue.WorkloadQuotaReserved); c != nil && c.Message != "" {
-			msg += ": " + c.Message
-		}
-		return hold(ReasonQueued, msg)
+	case condition(w, kueue.WorkloadEvicted) || !condition(w, kueue.WorkloadAdmitted) || w.Status.Admission == nil:
+		return hold(ReasonQueued, kueueWait(w, q.Name))
 	}
 	infos, err := podSetInfos(w, k.Flavors)
 	if err == nil {
@@ -236,6 +229,28 @@ func (r *renderer) queueHold() bool {
 	}
 	r.admission = infos
 	return false
+}
+
+// kueueWait says in Kueue's words why it has not admitted the active Workload w of a job in
+// LocalQueue queue, or no longer does: the eviction that stopped the job (a preemption, say), and
+// what Kueue says of its quota since (its QuotaReserved=False message, "couldn't assign flavors
+// ... insufficient unused quota ..."), when that says more. Both APIs' jobs say it.
+func kueueWait(w *kueue.Workload, queue string) string {
+	qr := meta.FindStatusCondition(w.Status.Conditions, kueue.WorkloadQuotaReserved)
+	if ev := meta.FindStatusCondition(w.Status.Conditions, kueue.WorkloadEvicted); ev != nil && ev.Status == metav1.ConditionTrue {
+		msg := fmt.Sprintf("Workload %s was evicted by Kueue (%s: %s); waiting to be admitted again", w.Name, ev.Reason, ev.Message)
+		// Note: the admission released, QuotaReserved=False repeats the eviction's message until
+		// Kueue's scheduler next tries the Workload.
+		if qr != nil && qr.Status == metav1.ConditionFalse && qr.Message != "" && qr.Message != ev.Message {
+			msg += ": " + qr.Message
+		}
+		return msg
+	}
+	msg := fmt.Sprintf("waiting for Kueue to admit Workload %s in LocalQueue %s", w.Name, queue)
+	if qr != nil && qr.Message != "" {
+		msg += ": " + qr.Message
+	}
+	return msg
 }
 
 // sameAdmissionFields: the two templates agree on what an admission adds to pods, and so may
@@ -653,8 +668,13 @@ func PriorityOf(j *Job, value func(ref kueue.PriorityClassRef) (v int32, found b
 
 // ReadObservedKueue reads, for a queued job, Kueue's objects among observed documents (the format
 // of ReadObserved): the job's Workload (by its name), every ResourceFlavor, and the priority
-// classes its priority resolves through. It returns nil for a job that is not queued.
+// classes its priority resolves through. For a kubeflow.org job Kueue queues itself, only its
+// Workload: the one the job controls; nil when the documents hold no Workload at all (not
+// observed). It returns nil for a job that is not queued.
 func ReadObservedKueue(data []byte, j *Job) (*KueueObservation, error) {
+	if j.Kubeflow != nil && j.Kubeflow.KueueQueue != "" {
+		return readKubeflowWorkload(data, j)
+	}
 	if j.Queue == nil {
 		return nil, nil
 	}
@@ -698,5 +718,36 @@ func ReadObservedKueue(data []byte, j *Job) (*KueueObservation, error) {
 		v, ok := values[ref]
 		return v, ok
 	})
+	return obs, nil
+}
+
+// readKubeflowWorkload reads the Workload a kubeflow.org job controls among observed documents.
+func readKubeflowWorkload(data []byte, j *Job) (*KueueObservation, error) {
+	docs, err := observedDocuments(data)
+	if err != nil {
+		return nil, err
+	}
+	var obs *KueueObservation
+	for i, doc := range docs {
+		var head struct {
+			Kind string `json:"kind"`
+		}
+		if err := yaml.Unmarshal(doc, &head); err != nil {
+			return nil, fmt.Errorf("observed document %d: %w", i+1, err)
+		}
+		if head.Kind != kueue.KindWorkload {
+			continue
+		}
+		if obs == nil {
+			obs = &KueueObservation{}
+		}
+		w := &kueue.Workload{}
+		if err := yaml.Unmarshal(doc, w); err != nil {
+			return nil, fmt.Errorf("observed document %d (Workload): %w", i+1, err)
+		}
+		if c := metav1.GetControllerOfNoCopy(w); c != nil && c.UID == j.UID {
+			obs.Workload = w
+		}
+	}
 	return obs, nil
 }

@@ -85,6 +85,9 @@ const (
 	// Evicted reasons after which the Workload is queued again at once (Requeued=True).
 	EvictedByPreemption   = "Preempted"
 	EvictedByNodeFailures = "NodeFailures"
+	// EvictedByDeactivation is the eviction of an inactive Workload; Kueue's own deactivations
+	// (the re-queuing limit exceeded, say) append their cause: DeactivatedDueTo<Cause>.
+	EvictedByDeactivation = "Deactivated"
 )
 
 // PriorityClassRef groups and kinds.
