@@ -65,8 +65,8 @@ type jobReconciler struct {
 	recorder events.EventRecorder
 	metrics  *metrics
 	crds     *crdTracker
-	// kueue runs Kueue's job protocol for a T9k kind's queued jobs (nil for the Kubeflow kinds,
-	// which Kueue runs itself).
+	// kueue runs Kueue's job protocol for a T9k kind's queued jobs; for the Kubeflow kinds, which
+	// Kueue runs itself, it only reads the Workload Kueue made for a job.
 	kueue *kueueSync
 	// kinds are the job kinds served: a job of another kind may hold this job's name (names.go).
 	kinds *kindRegistry

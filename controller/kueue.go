@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
 	"github.com/trainyard/trainyard/apis/kueue"
 	"github.com/trainyard/trainyard/render"
 )
@@ -41,6 +43,9 @@ type kueueSync struct {
 	reader client.Reader
 	caches *kueueCache
 	kind   jobKind
+	// kubeflow: the kind is a kubeflow.org one, which Kueue's own integration queues: only the
+	// Workload Kueue made for a job is read (observeKubeflow), from the cache of those.
+	kubeflow bool
 	// watch starts the Workload watch of the job's controller, on Kueue's cache.
 	watch func(cache.Cache) error
 	// cache is Kueue's cache once the watch is started.
@@ -64,6 +69,19 @@ func newKueueSync(mgr ctrl.Manager, caches *kueueCache, c controller.Controller,
 	}
 }
 
+// newKubeflowKueue wires, into the controller c of a kubeflow.org kind, the reading of the
+// Workloads Kueue's own integration makes for its jobs: render says in Kueue's words why such a
+// job is held (render/kubeflow.go kueueHold). Nothing is written to them.
+func newKubeflowKueue(mgr ctrl.Manager, caches *kueueCache, c controller.Controller, kind jobKind) *kueueSync {
+	return &kueueSync{
+		client: mgr.GetClient(), reader: mgr.GetCache(), caches: caches, kind: kind, kubeflow: true, patched: map[types.UID]string{},
+		watch: func(kc cache.Cache) error {
+			return c.Watch(source.Kind[client.Object](kc, newWorkload(),
+				handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), kind.newJob(), handler.OnlyControllerOwner())))
+		},
+	}
+}
+
 // kueueCache is the cache of Kueue's objects, shared by the T9k kinds. Note: it is made only once
 // Kueue's CRD is installed, and added to the running manager then: the manager's own cache cannot
 // be told about a kind the API server does not serve (it fails to start), and Kueue may be
@@ -73,6 +91,92 @@ type kueueCache struct {
 	mgr   ctrl.Manager
 	mu    sync.Mutex
 	cache cache.Cache
+	// jobs is the cache of the Workloads Kueue makes for the jobs it queues itself (getJobs).
+	jobs cache.Cache
+}
+
+// workloadControllerIndex indexes the cached Workloads of Kueue's own jobs by their
+// controller's UID.
+const workloadControllerIndex = "trainyard.workloadController"
+
+// getJobs returns the started and synced cache of the Workloads Kueue makes for the jobs of its
+// own integrations (labelled kueue.x-k8s.io/job-uid), making it on first use. Note: a cache of its
+// own, as that label is no Trainyard's; it holds every such Workload, but only those of
+// kubeflow.org jobs beyond their names and owners (trimJobWorkload), so its size stays small
+// whatever other jobs Kueue queues.
+func (k *kueueCache) getJobs(ctx context.Context) (cache.Cache, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.jobs != nil {
+		return k.jobs, nil
+	}
+	made, err := labels.NewRequirement(kueue.LabelJobUID, selection.Exists, nil)
+	if err != nil {
+		return nil, err
+	}
+	c, err := cache.New(k.mgr.GetConfig(), cache.Options{
+		Scheme:                   k.mgr.GetScheme(),
+		Mapper:                   k.mgr.GetRESTMapper(),
+		DefaultWatchErrorHandler: watchErrors.handle,
+		ByObject: map[client.Object]cache.ByObject{newWorkload(): {
+			Label: labels.NewSelector().Add(*made), Transform: trimJobWorkload,
+		}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("making the cache of Kueue's Workloads of kubeflow.org jobs: %w", err)
+	}
+	// Before the cache starts, so that its informer has the index from its first object.
+	if err := c.IndexField(ctx, newWorkload(), workloadControllerIndex, func(o client.Object) []string {
+		return controllerUID(o)
+	}); err != nil {
+		return nil, err
+	}
+	if err := k.mgr.Add(c); err != nil {
+		return nil, err
+	}
+	wait, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if !c.WaitForCacheSync(wait) {
+		return nil, errors.New("the cache of Kueue's Workloads of kubeflow.org jobs did not start")
+	}
+	k.jobs = c
+	return c, nil
+}
+
+// trimJobWorkload keeps of a Workload what render reads of a kubeflow.org job's (its owners,
+// spec.active and queueName, status.conditions), and of any other only its name and owners.
+func trimJobWorkload(obj any) (any, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return obj, nil
+	}
+	m := map[string]any{"name": u.GetName(), "namespace": u.GetNamespace(), "uid": string(u.GetUID()), "resourceVersion": u.GetResourceVersion()}
+	if refs, found, _ := unstructured.NestedSlice(u.Object, "metadata", "ownerReferences"); found {
+		m["ownerReferences"] = refs
+	}
+	trimmed := map[string]any{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind(), "metadata": m}
+	if c := metav1.GetControllerOfNoCopy(u); c != nil && isKubeflowKind(c) {
+		if t, found, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", "creationTimestamp"); found {
+			m["creationTimestamp"] = t
+		}
+		m["generation"] = u.GetGeneration()
+		spec := map[string]any{}
+		for _, f := range []string{"active", "queueName"} {
+			if v, found, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", f); found {
+				spec[f] = v
+			}
+		}
+		trimmed["spec"] = spec
+		if conds, found, _ := unstructured.NestedSlice(u.Object, "status", "conditions"); found {
+			trimmed["status"] = map[string]any{"conditions": conds}
+		}
+	}
+	return &unstructured.Unstructured{Object: trimmed}, nil
+}
+
+// isKubeflowKind: ref is a kubeflow.org PyTorchJob or TFJob.
+func isKubeflowKind(ref *metav1.OwnerReference) bool {
+	return strings.HasPrefix(ref.APIVersion, kubeflowv1.GroupVersion.Group+"/") && (ref.Kind == pyTorchJobKind.gvk.Kind || ref.Kind == tfJobKind.gvk.Kind)
 }
 
 // get returns the started and synced cache, making it on first use.
@@ -117,6 +221,10 @@ func newWorkload() *unstructured.Unstructured {
 // observe reads what render needs of a queued job once Kueue is installed (nil otherwise), and
 // the live Workload, whose resourceVersion the writes are made against.
 func (k *kueueSync) observe(ctx context.Context, job client.Object, model *render.Job, installed map[string]bool) (*render.KueueObservation, *unstructured.Unstructured, error) {
+	if k != nil && k.kubeflow {
+		obs, err := k.observeKubeflow(ctx, job, model, installed)
+		return obs, nil, err
+	}
 	if k == nil || model.Queue == nil || !installed[kueue.WorkloadCRD] {
 		return nil, nil, nil
 	}
@@ -176,6 +284,44 @@ func (k *kueueSync) observe(ctx context.Context, job client.Object, model *rende
 	return obs, live, nil
 }
 
+// observeKubeflow reads the Workload Kueue's own integration made for a kubeflow.org job labelled
+// kueue.x-k8s.io/queue-name, once Kueue is installed (nil otherwise); the observation has no
+// Workload until Kueue has made it. Of several (Kueue's workload slices of an elastic job), the
+// newest that is not finished.
+func (k *kueueSync) observeKubeflow(ctx context.Context, job client.Object, model *render.Job, installed map[string]bool) (*render.KueueObservation, error) {
+	if model.Kubeflow == nil || model.Kubeflow.KueueQueue == "" || !installed[kueue.WorkloadCRD] {
+		return nil, nil
+	}
+	if err := k.ensureWatch(ctx); err != nil {
+		return nil, err
+	}
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(kueue.GroupVersion.WithKind(kueue.KindWorkload + "List"))
+	if err := k.cache.List(ctx, list, client.InNamespace(job.GetNamespace()), client.MatchingFields{workloadControllerIndex: string(job.GetUID())}); err != nil {
+		return nil, err
+	}
+	obs := &render.KueueObservation{}
+	for i := range list.Items {
+		w := &kueue.Workload{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(list.Items[i].Object, w); err != nil {
+			return nil, fmt.Errorf("reading Workload %s: %w", list.Items[i].GetName(), err)
+		}
+		if prev := obs.Workload; prev == nil || newerWorkload(w, prev) {
+			obs.Workload = w
+		}
+	}
+	return obs, nil
+}
+
+// newerWorkload: a is to be read rather than b: it is not finished and b is, or it is newer.
+func newerWorkload(a, b *kueue.Workload) bool {
+	fa, fb := meta.IsStatusConditionTrue(a.Status.Conditions, kueue.WorkloadFinished), meta.IsStatusConditionTrue(b.Status.Conditions, kueue.WorkloadFinished)
+	if fa != fb {
+		return fb
+	}
+	return b.CreationTimestamp.Before(&a.CreationTimestamp)
+}
+
 // ensureWatch starts the watch of Workloads for the job's controller, once.
 func (k *kueueSync) ensureWatch(ctx context.Context) error {
 	k.mu.Lock()
@@ -183,7 +329,11 @@ func (k *kueueSync) ensureWatch(ctx context.Context) error {
 	if k.watching {
 		return nil
 	}
-	c, err := k.caches.get(ctx)
+	get := k.caches.get
+	if k.kubeflow {
+		get = k.caches.getJobs
+	}
+	c, err := get(ctx)
 	if err != nil {
 		return err
 	}

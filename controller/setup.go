@@ -164,11 +164,13 @@ func setupJobController(mgr ctrl.Manager, s *shared, kind jobKind, o Options) er
 	}
 	s.kinds.add(kind, wakeByName(kind, r.retry))
 	s.metrics.serve(kind.gvk.Kind)
+	if s.kueue == nil {
+		s.kueue = &kueueCache{mgr: mgr}
+	}
 	if kind.gvk.Group == batch.GroupVersion.Group {
-		if s.kueue == nil {
-			s.kueue = &kueueCache{mgr: mgr}
-		}
-		r.kueue = newKueueSync(mgr, s.kueue, c, kind) // Kueue runs the kubeflow.org kinds itself
+		r.kueue = newKueueSync(mgr, s.kueue, c, kind)
+	} else {
+		r.kueue = newKubeflowKueue(mgr, s.kueue, c, kind) // Kueue runs the kubeflow.org kinds itself
 	}
 	return nil
 }
