@@ -279,7 +279,8 @@ spec:
 		}
 		waitWorkload(ctx, t, c, ns, j.name, "exists, not admitted (its ClusterQueue does not exist yet)", func(w *unstructured.Unstructured) bool { return !admitted(w) })
 		waitKubeflow(ctx, t, c, ns, j.name, kubeflowv1.JobSuspended)
-		kfWaitingIs(ctx, t, c, ns, j.name, "Queued", "Kueue holds the job in LocalQueue q")
+		// In Kueue's words, from the Workload Kueue made: its QuotaReserved=False message.
+		kfWaitingIs(ctx, t, c, ns, j.name, "Queued", "doesn't exist")
 	}
 	// Kueue's own words on why, live, through the job's Workload.
 	var described string
@@ -313,6 +314,7 @@ func kueueKubeflowOverQuota(ctx context.Context, t *testing.T, c client.Client, 
 		return strings.HasPrefix(workloadCondition(w, "QuotaReserved"), "False/")
 	})
 	t.Logf("the second job's Workload: QuotaReserved %s", workloadCondition(w, "QuotaReserved"))
+	kfWaitingIs(ctx, t, c, ns, "second", "Queued", "insufficient unused quota") // Kueue's words
 	for st, _ := kfStatus(ctx, c, ns, "first"); kfCondition(st, kubeflowv1.JobSucceeded) != "True"; st, _ = kfStatus(ctx, c, ns, "first") {
 		if pods := kfPodsOf(ctx, t, c, ns, "second"); len(pods) > 0 {
 			t.Fatalf("the over-quota job has pods while the first holds the quota: %d", len(pods))
@@ -650,7 +652,8 @@ func kueueKubeflowPausedByCLI(ctx context.Context, t *testing.T, c client.Client
 		return (active || !found) && !admitted(w)
 	})
 	noPodsFor(ctx, t, c, ns, "held", 2*time.Second, "resumed while another job holds the quota")
-	kfWaitingIs(ctx, t, c, ns, "held", "Queued", "Kueue holds the job")
+	// In Kueue's words: why it does not admit the job again while the next job holds the quota.
+	kfWaitingIs(ctx, t, c, ns, "held", "Queued", "insufficient unused quota")
 	if err := c.Delete(ctx, &kubeflowv1.PyTorchJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "next"}}); err != nil {
 		t.Fatal(err)
 	}
