@@ -29,3 +29,25 @@ func TestReadyOnlyOnceTheCachesSynced(t *testing.T) {
 		}
 	}
 }
+
+// TestTheOperatorWithoutAKubeconfigSaysWhatToSet: run with no kubeconfig anywhere and outside a
+// cluster, the operator names its flag and the places it looks, not client-go's hint at a
+// KUBERNETES_MASTER variable nothing here reads.
+func TestTheOperatorWithoutAKubeconfigSaysWhatToSet(t *testing.T) {
+	t.Setenv("KUBECONFIG", "")
+	t.Setenv("HOME", t.TempDir()) // no ~/.kube/config
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	t.Setenv("KUBERNETES_SERVICE_PORT", "")
+	err := Run(t.Context(), Options{MetricsAddr: "0", HealthAddr: "0", PprofAddr: "0"})
+	if err == nil {
+		t.Fatal("Run with no kubeconfig: no error")
+	}
+	for _, want := range []string{"--kubeconfig", "$KUBECONFIG", "~/.kube/config"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Run with no kubeconfig: %q; want it to name %s", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "KUBERNETES_MASTER") {
+		t.Errorf("Run with no kubeconfig: %q names KUBERNETES_MASTER, which the operator never reads", err)
+	}
+}

@@ -147,7 +147,7 @@ func Main(args []string) error {
 // NewFlagSet is the operator's command line, bound to o and zapOpts.
 func NewFlagSet(o *Options, zapOpts *zap.Options) *flag.FlagSet {
 	fs := flag.NewFlagSet("trainyard", flag.ContinueOnError)
-	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "path to a kubeconfig; empty means in-cluster or $KUBECONFIG")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "path to a kubeconfig; empty: $KUBECONFIG, else ~/.kube/config, else the pod's ServiceAccount (in a cluster)")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", false, "elect a leader so that only one replica reconciles")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader-election lease (default: the pod's own)")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", "127.0.0.1:8080", "address of the metrics endpoint; 0 turns it off")
@@ -314,6 +314,10 @@ func Run(ctx context.Context, o Options) error {
 	loading := clientcmd.NewDefaultClientConfigLoadingRules()
 	loading.ExplicitPath = o.Kubeconfig
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loading, nil).ClientConfig()
+	if clientcmd.IsEmptyConfig(err) {
+		// client-go's own words point at KUBERNETES_MASTER, which nothing here reads.
+		return errors.New("no cluster to run against: no kubeconfig found and not in a cluster (set --kubeconfig or $KUBECONFIG, or write ~/.kube/config; trainyard help for the flags and the command line)")
+	}
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig: %w", err)
 	}
