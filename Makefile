@@ -204,19 +204,20 @@ cluster-down: ## Stop the operator of make run, the local cluster and every proc
 .PHONY: install
 install: ## Install the CRDs into the cluster of .devcluster/kubeconfig.
 	$(DEVCLUSTER_DIR)/bin/kubectl --kubeconfig $(DEVCLUSTER_DIR)/kubeconfig apply --server-side --force-conflicts -k kustomize/crd
-	@# kubectl wait fails at once on a CRD too new to have conditions: ask again for up to 60 s.
-	for i in $$(seq 120); do \
-	  $(DEVCLUSTER_DIR)/bin/kubectl --kubeconfig $(DEVCLUSTER_DIR)/kubeconfig wait --for=condition=Established crd --all --timeout=60s && break; \
-	  [ $$i -lt 120 ] || exit 1; sleep 0.5; \
+	@# kubectl wait fails at once on a CRD too new to have conditions: ask again for up to 60 s,
+	@# showing only the last answer (a retried "accessor error" is no failure).
+	@for i in $$(seq 120); do \
+	  out=$$($(DEVCLUSTER_DIR)/bin/kubectl --kubeconfig $(DEVCLUSTER_DIR)/kubeconfig wait --for=condition=Established crd --all --timeout=60s 2>&1) && { echo "$$out"; break; }; \
+	  [ $$i -lt 120 ] || { echo "$$out" >&2; exit 1; }; sleep 0.5; \
 	done
 
 .PHONY: install-kubeflow
 install-kubeflow: ## Install the opt-in kubeflow.org CRDs (PyTorchJob, TFJob) into the cluster of .devcluster/kubeconfig; make run's operator serves them at once.
 	$(DEVCLUSTER_DIR)/bin/kubectl --kubeconfig $(DEVCLUSTER_DIR)/kubeconfig apply --server-side --force-conflicts -f kustomize/kubeflow/crd
 	@# As for install: kubectl wait fails at once on a CRD too new to have conditions.
-	for i in $$(seq 120); do \
-	  $(DEVCLUSTER_DIR)/bin/kubectl --kubeconfig $(DEVCLUSTER_DIR)/kubeconfig wait --for=condition=Established --timeout=60s crd/pytorchjobs.kubeflow.org crd/tfjobs.kubeflow.org && break; \
-	  [ $$i -lt 120 ] || exit 1; sleep 0.5; \
+	@for i in $$(seq 120); do \
+	  out=$$($(DEVCLUSTER_DIR)/bin/kubectl --kubeconfig $(DEVCLUSTER_DIR)/kubeconfig wait --for=condition=Established --timeout=60s crd/pytorchjobs.kubeflow.org crd/tfjobs.kubeflow.org 2>&1) && { echo "$$out"; break; }; \
+	  [ $$i -lt 120 ] || { echo "$$out" >&2; exit 1; }; sleep 0.5; \
 	done
 
 .PHONY: run
