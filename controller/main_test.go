@@ -1,7 +1,10 @@
 package controller
 
 import (
+	"net"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -49,5 +52,41 @@ func TestTheOperatorWithoutAKubeconfigSaysWhatToSet(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "KUBERNETES_MASTER") {
 		t.Errorf("Run with no kubeconfig: %q names KUBERNETES_MASTER, which the operator never reads", err)
+	}
+}
+
+// TestATakenPortIsNamedByItsFlag: a metrics or health address another process holds (a second
+// operator on the machine, anything on 8080) fails the operator before it starts, naming the flag
+// and how to turn the endpoint off; controller-runtime found the metrics port taken only after
+// the caches had started, in words that name no flag.
+func TestATakenPortIsNamedByItsFlag(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	// An API server nobody answers at: the operator must fail on the port before it asks one.
+	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	for _, tc := range []struct {
+		flag string
+		o    Options
+	}{
+		{"--metrics-bind-address", Options{MetricsAddr: taken.Addr().String(), HealthAddr: "0", PprofAddr: "0"}},
+		{"--health-probe-bind-address", Options{MetricsAddr: "0", HealthAddr: taken.Addr().String(), PprofAddr: "0"}},
+	} {
+		tc.o.Kubeconfig = kubeconfig
+		err := Run(t.Context(), tc.o)
+		if err == nil || !strings.Contains(err.Error(), tc.flag+"="+taken.Addr().String()) || !strings.Contains(err.Error(), "0 to turn it off") {
+			t.Errorf("%s taken: %v; want an error naming the flag, its address and how to turn it off", tc.flag, err)
+		}
 	}
 }

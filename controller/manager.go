@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"slices"
@@ -309,6 +310,20 @@ func cachesSynced(c cache.Cache) healthz.Checker {
 	}
 }
 
+// checkListen fails when addr (an operator flag's listening address) is taken, naming the flag:
+// controller-runtime finds a taken metrics port only once it starts, after the caches, in words
+// that name no flag (a second operator on the machine, or anything on 8080).
+func checkListen(flag, addr string) error {
+	if addr == "" || addr == "0" {
+		return nil // off
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("--%s=%s: %w (another operator on this machine? give it another address, or 0 to turn it off)", flag, addr, err)
+	}
+	return l.Close()
+}
+
 // Run starts the manager with o and blocks until ctx ends.
 func Run(ctx context.Context, o Options) error {
 	loading := clientcmd.NewDefaultClientConfigLoadingRules()
@@ -328,6 +343,14 @@ func Run(ctx context.Context, o Options) error {
 	cfg.Wrap(gate.Wrap)
 	if o.LeaderElect && o.LeaderElectionNamespace == "" && os.Getenv("KUBERNETES_SERVICE_HOST") == "" {
 		return errors.New("--leader-elect outside a cluster needs --leader-election-namespace (the namespace of the lease)")
+	}
+
+	for _, a := range []struct{ flag, addr string }{
+		{"metrics-bind-address", o.MetricsAddr}, {"health-probe-bind-address", o.HealthAddr}, {"pprof-bind-address", o.PprofAddr},
+	} {
+		if err := checkListen(a.flag, a.addr); err != nil {
+			return err
+		}
 	}
 
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
