@@ -23,6 +23,8 @@ IMAGE_TAR ?= bin/trainyard-image.tar
 DEVCLUSTER_DIR ?= $(CURDIR)/.devcluster
 KUBECTL := $(KUBE_BIN)/kubectl
 GO_TEST_FLAGS ?=
+# Further operator flags for make run, e.g. RUN_FLAGS='--metrics-bind-address=0 --zap-log-level=debug'.
+RUN_FLAGS ?=
 
 .PHONY: help
 help: ## List the targets.
@@ -221,7 +223,7 @@ install-kubeflow: ## Install the opt-in kubeflow.org CRDs (PyTorchJob, TFJob) in
 	done
 
 .PHONY: run
-run: build cluster-up ## Start the local cluster, install the CRDs and run the operator in the foreground.
+run: build cluster-up ## Start the local cluster, install the CRDs and run the operator in the foreground (RUN_FLAGS='...': more operator flags).
 	@echo
 	@echo "Trainyard is starting against the local cluster. In another terminal:"
 	@echo "  export KUBECONFIG=$(DEVCLUSTER_DIR)/kubeconfig PATH=$(DEVCLUSTER_DIR)/bin:\$$PATH"
@@ -230,4 +232,4 @@ run: build cluster-up ## Start the local cluster, install the CRDs and run the o
 	@echo "Stop with Ctrl-C, or 'make cluster-down', which stops it and the cluster."
 	@echo
 	@# The shell records its PID and becomes the operator, so that cluster-down stops this very process.
-	echo $$$$ > $(DEVCLUSTER_DIR)/operator.pid; exec bin/trainyard --kubeconfig $(DEVCLUSTER_DIR)/kubeconfig
+	echo $$$$ > $(DEVCLUSTER_DIR)/operator.pid; exec bin/trainyard --kubeconfig $(DEVCLUSTER_DIR)/kubeconfig $(RUN_FLAGS)
