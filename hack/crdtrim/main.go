@@ -1,5 +1,7 @@
 // Command crdtrim finishes the CRDs controller-gen generates.
 //
+// It joins each description's lines into paragraphs (unwrap.go), for kubectl explain.
+//
 // It removes the descriptions inside pod templates. Each replica spec embeds a full
 // PodTemplateSpec, whose upstream descriptions make a CRD about 720 KB: too large for the
 // last-applied annotation of a client-side `kubectl apply` (256 KiB). The pod template's
@@ -80,11 +82,13 @@ func checkSize(crd *apiextensionsv1.CustomResourceDefinition) error {
 	return nil
 }
 
-// walk clears descriptions below any property named "template" (a PodTemplateSpec).
+// walk clears descriptions below any property named "template" (a PodTemplateSpec) and unwraps
+// the others.
 func walk(s *apiextensionsv1.JSONSchemaProps, inTemplate bool) {
 	if inTemplate {
 		s.Description = ""
 	}
+	s.Description = unwrap(s.Description)
 	for name, p := range s.Properties {
 		walk(&p, inTemplate || name == "template")
 		s.Properties[name] = p

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
+)
+
+func TestUnwrap(t *testing.T) {
+	for in, want := range map[string]string{
+		"one line":                         "one line",
+		"a Go comment's\nlines, joined":    "a Go comment's lines, joined",
+		"first\nparagraph\n\nsecond\none":  "first paragraph\n\nsecond one",
+		"a list:\n- one\n- two\nafter":     "a list:\n- one\n- two after",
+		"code:\n  indented\n  kept\nprose": "code:\n  indented\n  kept prose",
+	} {
+		if got := unwrap(in); got != want {
+			t.Errorf("unwrap(%q) = %q; want %q", in, got, want)
+		}
+	}
+}
+
+// TestTheCRDsDescriptionsReadAsParagraphs: controller-gen keeps the Go comments' line breaks in
+// the descriptions, and kubectl explain prints them as they are and then wraps again, so every
+// field's text read ragged (a line of 90 characters, then one of 20). The installed CRDs hold
+// each paragraph on one line.
+func TestTheCRDsDescriptionsReadAsParagraphs(t *testing.T) {
+	files, _ := filepath.Glob("../../kustomize/crd/bases/*.yaml")
+	more, _ := filepath.Glob("../../kustomize/kubeflow/crd/*.yaml")
+	files = append(files, more...)
+	if len(files) != 4 {
+		t.Fatalf("found %d CRD files; want 4", len(files))
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var crd apiextensionsv1.CustomResourceDefinition
+		if err := yaml.Unmarshal(data, &crd); err != nil {
+			t.Fatal(err)
+		}
+		bad := 0
+		var first string
+		var visit func(path string, s *apiextensionsv1.JSONSchemaProps)
+		visit = func(path string, s *apiextensionsv1.JSONSchemaProps) {
+			if d := s.Description; strings.Contains(strings.ReplaceAll(d, "\n\n", ""), "\n") {
+				if bad == 0 {
+					first = path + ": " + d
+				}
+				bad++
+			}
+			for name, p := range s.Properties {
+				visit(path+"."+name, &p)
+			}
+			if s.Items != nil && s.Items.Schema != nil {
+				visit(path+"[]", s.Items.Schema)
+			}
+			if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+				visit(path+"{}", s.AdditionalProperties.Schema)
+			}
+		}
+		for _, v := range crd.Spec.Versions {
+			if v.Schema != nil && v.Schema.OpenAPIV3Schema != nil {
+				visit(v.Name, v.Schema.OpenAPIV3Schema)
+			}
+		}
+		if bad > 0 {
+			t.Errorf("%s: %d descriptions break lines inside a paragraph (make manifests), the first %q", filepath.Base(f), bad, first)
+		}
+	}
+}
