@@ -224,6 +224,13 @@ install-kubeflow: ## Install the opt-in kubeflow.org CRDs (PyTorchJob, TFJob) in
 
 .PHONY: run
 run: build cluster-up ## Start the local cluster, install the CRDs and run the operator in the foreground (RUN_FLAGS='...': more operator flags).
+	@# One make run per cluster: a second one overwrote the first's PID and then failed on its
+	@# ports, so make cluster-down missed the first operator, left running against no cluster.
+	@pid=$$(tr -dc 0-9 < $(DEVCLUSTER_DIR)/operator.pid 2>/dev/null) || pid=; \
+	cmd=$$([ -n "$$pid" ] && tr '\0' ' ' < /proc/$$pid/cmdline 2>/dev/null) || cmd=; \
+	case $$cmd in *trainyard*"--kubeconfig $(DEVCLUSTER_DIR)/kubeconfig"*) \
+	  echo "make run: its operator already runs against this cluster (pid $$pid); make cluster-down stops it and the cluster" >&2; exit 1;; \
+	esac
 	@echo
 	@echo "Trainyard is starting against the local cluster. In another terminal:"
 	@echo "  export KUBECONFIG=$(DEVCLUSTER_DIR)/kubeconfig PATH=$(DEVCLUSTER_DIR)/bin:\$$PATH"
