@@ -40,14 +40,14 @@ func trimPodTransform(obj any) (any, error) {
 	return obj, nil
 }
 
-// trimPod keeps what render and status read of a pod: its identity, labels, owners, the run-mode
-// and gang-restarts annotations, deletion, its containers' names, its node, its phase and reason,
+// trimPod keeps what render and status read of a pod: its identity, labels, owners, the run-mode,
+// gang-restarts and template-hash annotations, deletion, its containers' names, its node, its phase and reason,
 // the DisruptionTarget condition and how each container is doing. Note: the cached pods are
 // therefore partial; nothing may read a pod's spec from the cache for anything else.
 func trimPod(p *corev1.Pod) {
 	p.ManagedFields = nil
 	var kept map[string]string
-	for _, k := range []string{batch.AnnotationRunMode, batch.AnnotationGangRestarts} {
+	for _, k := range []string{batch.AnnotationRunMode, batch.AnnotationGangRestarts, batch.AnnotationTemplateHash} {
 		if v, ok := p.Annotations[k]; ok {
 			if kept == nil {
 				kept = map[string]string{}

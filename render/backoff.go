@@ -1,10 +1,17 @@
 package render
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 )
 
 // Restarts decided by an exit code back off, as the kubelet backs off a container that keeps
@@ -135,4 +142,94 @@ func (r *renderer) countEndedBeforeStop() bool {
 	}
 	r.out.Decisions.BackoffCount += int32(backoff)
 	return false
+}
+
+// Each pod carries the hash of its type's template (batch.AnnotationTemplateHash), so that render
+// can tell a pod made from a template that has been edited since. The hash is of the template as
+// the user wrote it, never of what render adds (the environment, torchrun's command, Kueue's
+// admission, a gang's scheduler), which changes per pod, per restart or per operator version.
+
+// templateKeysReplaced are the template's labels and annotations that every pod carries with
+// render's value instead (pod.go): editing them changes no pod.
+var templateKeysReplaced = []string{
+	batch.LabelOwnerKind, batch.LabelOwnerName, batch.LabelReplicaType, batch.LabelReplicaIndex, batch.LabelSchedulerRole,
+	batch.AnnotationRunMode, batch.AnnotationGangRestarts, batch.AnnotationTemplateHash,
+}
+
+// TemplateHash is the hash of a replica type's template that its pods carry: the first 80 bits of
+// the SHA-256 of its JSON, less what render replaces on every pod (the keys above, restartPolicy),
+// with keys sorted and empty values (null, "", {}, []) left out. Leaving them out keeps the hash
+// of an unchanged template the same across versions of the Kubernetes API types, which add fields
+// and encode unset ones as null or {}; sorting, across a reordering of their fields.
+func TemplateHash(t *corev1.PodTemplateSpec) string {
+	if t == nil {
+		return ""
+	}
+	c := t.DeepCopy()
+	for _, k := range templateKeysReplaced {
+		delete(c.Labels, k)
+		delete(c.Annotations, k)
+	}
+	c.Spec.RestartPolicy = ""
+	raw, err := json.Marshal(c)
+	if err != nil {
+		return "" // cannot happen: a PodTemplateSpec always encodes
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return ""
+	}
+	canonical, err := json.Marshal(pruneEmpty(v))
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(canonical)
+	return hex.EncodeToString(sum[:10])
+}
+
+// pruneEmpty drops the empty values of decoded JSON objects, depth first; nil when v itself is
+// empty.
+// Numbers and booleans stay, zero and false included: an explicit 0 or false may differ from unset.
+func pruneEmpty(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if e = pruneEmpty(e); e == nil {
+				delete(x, k)
+			} else {
+				x[k] = e
+			}
+		}
+		if len(x) == 0 {
+			return nil
+		}
+	case []any:
+		if len(x) == 0 {
+			return nil
+		}
+		// An element stays in its place, empty or not: args ["--x", ""] are not ["--x"].
+		for i, e := range x {
+			x[i] = pruneEmpty(e)
+		}
+	case string:
+		if x == "" {
+			return nil
+		}
+	}
+	return v
+}
+
+// templateHash is TemplateHash of replica type typ's template, computed once per render.
+func (r *renderer) templateHash(typ string) string {
+	if h, ok := r.templateHashes[typ]; ok {
+		return h
+	}
+	h := TemplateHash(r.job.replicaType(typ).Template)
+	if r.templateHashes == nil {
+		r.templateHashes = map[string]string{}
+	}
+	r.templateHashes[typ] = h
+	return h
 }

@@ -48,6 +48,9 @@ type observedPod struct {
 	deletedByOther bool
 	// gang is the value of the job's status.gangRestarts the pod was created under.
 	gangRestarts int32
+	// templateHash is the TemplateHash of the template it was made from; empty when the pod does
+	// not say (made by an operator that did not write it).
+	templateHash string
 	// gone: deleted by someone else and no longer observed (Input.DeletedPods); nothing to delete.
 	gone bool
 	// deleting: render decided in this round to delete it; restarting, to create it again.
@@ -111,7 +114,7 @@ func (j *Job) fills(o *observedPod) bool {
 
 // classify reads how a pod ended, if it did.
 func classify(j *Job, p *corev1.Pod) *observedPod {
-	o := &observedPod{pod: p, slot: slotOf(p), gangRestarts: gangRestartsOf(p)}
+	o := &observedPod{pod: p, slot: slotOf(p), gangRestarts: gangRestartsOf(p), templateHash: p.Annotations[batch.AnnotationTemplateHash]}
 	if c := trainingContainerStatus(j, p); c != nil && c.State.Terminated != nil {
 		code := c.State.Terminated.ExitCode
 		o.exitCode = &code

@@ -156,6 +156,7 @@ func (r *renderer) prototype(t *ReplicaType) (*corev1.Pod, int) {
 			r.warn(WarnLabelReplaced, fmt.Sprintf("replica type %s: template label %s=%s replaced with %s=%s: the operator's labels select the job's pods", t.Type, k, tmpl.Labels[k], k, v))
 		}
 	}
+	pod.Annotations[batch.AnnotationTemplateHash] = r.templateHash(t.Type)
 	if g := r.out.Decisions.GangRestarts; g > 0 {
 		pod.Annotations[batch.AnnotationGangRestarts] = strconv.FormatInt(int64(g), 10)
 	} else {

@@ -204,6 +204,8 @@ type renderer struct {
 	vanished map[slot]*observedPod
 	// backoff: a restart decided by an exit code waits for its back-off (backoff.go).
 	backoff *backoffHold
+	// templateHashes are the replica types' TemplateHash, by type, as computed.
+	templateHashes map[string]string
 }
 
 func newRenderer(in Input) *renderer {

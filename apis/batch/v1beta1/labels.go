@@ -65,6 +65,11 @@ const (
 	// decimal; absent means 0. Set by render; read by render, which deletes the pods of an earlier
 	// gang and creates the new one only once they are all gone.
 	AnnotationGangRestarts = "batch.tensorstack.dev/gang-restarts"
+	// AnnotationTemplateHash is a hash of the replica type's template the pod was made from
+	// (render's TemplateHash). Set by render; read by render, which does not hold a restart in its
+	// back-off when the template has been edited since (a fixed image, say). Absent on pods made
+	// before the operator wrote it: they are taken as made from the current template.
+	AnnotationTemplateHash = "batch.trainyard.dev/template-hash"
 )
 
 // AnnotationPausedByUser on a kubeflow.org PyTorchJob or TFJob queued by Kueue's own integration
