@@ -63,12 +63,13 @@ func (h *backoffHold) message() string {
 // holdForBackoff returns the due replicas that restart in this round. One that exited by itself
 // within its back-off is held, and render runs again when the back-off ends. A gang restart waits
 // on the first of its replicas to end (a peer that fails on the lost one later does not put it
-// off), and not at all when one of them ran long enough.
+// off), and not at all when one of them ran long enough. None waits whose pod (for a gang, any pod
+// of it) was made from a template edited since.
 func (r *renderer) holdForBackoff(due []*observedPod) []*observedPod {
 	gang, exits, backoff := r.restartCost(due)
 	restarts := r.out.Decisions.BackoffCount
 	wait := restartBackoff(restarts)
-	if wait == 0 || r.exceedsBackoffLimit(backoff) {
+	if wait == 0 || r.exceedsBackoffLimit(backoff) || (gang && r.gangEdited()) {
 		return due
 	}
 	var first *observedPod
@@ -77,7 +78,8 @@ func (r *renderer) holdForBackoff(due []*observedPod) []*observedPod {
 		// Note: a container that did not say when it started and ended restarts at once.
 		// One someone else deleted restarts at once: it is gone, or going, and its slot is filled
 		// again as soon as it is empty; the deletion ends the wait (its failure still counts).
-		if p.started.IsZero() || p.finished.IsZero() || p.finished.Sub(p.started) >= RestartBackoffReset || p.deletedByOther {
+		// One made from a template edited since restarts at once: the fix is what it waits for.
+		if p.started.IsZero() || p.finished.IsZero() || p.finished.Sub(p.started) >= RestartBackoffReset || p.deletedByOther || r.templateEdited(p) {
 			if gang {
 				return due
 			}
@@ -144,10 +146,15 @@ func (r *renderer) countEndedBeforeStop() bool {
 	return false
 }
 
-// Each pod carries the hash of its type's template (batch.AnnotationTemplateHash), so that render
-// can tell a pod made from a template that has been edited since. The hash is of the template as
-// the user wrote it, never of what render adds (the environment, torchrun's command, Kueue's
-// admission, a gang's scheduler), which changes per pod, per restart or per operator version.
+// An edit of the template a replica is made from ends its back-off, as the kubelet's back-off of a
+// container is keyed by a hash of the container's spec: the user who fixes the image or the command
+// of a crash-looping job expects the fixed pods at once, not at the time the job named before. Each
+// pod carries the hash of its type's template (batch.AnnotationTemplateHash); a held restart whose
+// pod was made from another one is not held (it restarts now, counted as before). The hash is of
+// the template as the user wrote it, never of what render adds (the environment, torchrun's
+// command, Kueue's admission, a gang's scheduler), which changes per pod, per restart or per
+// operator version: an edit that changes no template (runPolicy, the scheduler, elastic's expected
+// replicas, the job's labels) keeps the wait.
 
 // templateKeysReplaced are the template's labels and annotations that every pod carries with
 // render's value instead (pod.go): editing them changes no pod.
@@ -232,4 +239,27 @@ func (r *renderer) templateHash(typ string) string {
 	}
 	r.templateHashes[typ] = h
 	return h
+}
+
+// templateEdited reports whether p was made from a template of its type other than the current
+// one. A pod without the hash was made by an operator that did not write it: it is taken as made
+// from the current template, so an upgrade neither ends a wait nor restarts anything.
+func (r *renderer) templateEdited(p *observedPod) bool {
+	return p.templateHash != "" && p.templateHash != r.templateHash(p.slot.typ)
+}
+
+// gangEdited reports whether a pod of the current gang was made from a template edited since: the
+// gang restart replaces every one of them, so the new gang is not the one that failed.
+func (r *renderer) gangEdited() bool {
+	for _, p := range r.observed {
+		if r.current(p) && r.templateEdited(p) {
+			return true
+		}
+	}
+	for _, p := range r.vanished {
+		if r.templateEdited(p) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,11 +1,14 @@
 package render
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 )
@@ -76,5 +79,135 @@ func TestTemplateHashChangesWithWhatThePodsGet(t *testing.T) {
 			t.Errorf("%s gives the hash of %s: %s", what, prev, got)
 		}
 		seen[got] = what
+	}
+}
+
+// heldJob is a job whose worker-1 exited 1 at 23:59:55 after one restart by exit code, so that its
+// restart waits until 00:00:05; edit rewrites the job's YAML before the round at 00:00:00.
+const heldJob = `apiVersion: batch.tensorstack.dev/v1beta1
+kind: PyTorchTrainingJob
+metadata:
+  name: ht
+  namespace: team-a
+  uid: 5b0e1a7c-0000-4000-8000-0000000000e1
+  labels: {team: a}
+spec:
+  torchrunConfig: {enabled: true, maxRestarts: 3}
+  elastic: {enabled: true, minReplicas: 1, maxReplicas: 4, expectedReplicas: 3}
+  scheduler:
+    volcano: {queue: gpu}
+  runPolicy: {backoffLimit: 3}
+  replicaSpecs:
+  - type: worker
+    scalingWeight: 1
+    restartPolicy: OnFailure
+    template:
+      spec:
+        containers:
+        - name: pytorch
+          image: example/train:1
+          args: [train.py]
+          env: [{name: LR, value: "0.1"}]
+status:
+  phase: Running
+  startTime: "2025-12-31T23:00:00Z"
+  backoffCount: 1
+`
+
+// heldRound renders the round at 00:00:00 of job (base or an edit of it) over the pods that base
+// made, the one named failed of them failed.
+func heldRound(t *testing.T, base, job, failed string) *Output {
+	t.Helper()
+	start := mustTime(t, "2025-12-31T23:00:00Z")
+	crds := map[string]bool{"podgroups.scheduling.volcano.sh": true}
+	was, err := ReadJob([]byte(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	made, err := Render(Input{Job: was, Now: start, InstalledCRDs: crds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pods []*corev1.Pod
+	for _, p := range made.Pods {
+		p = p.DeepCopy()
+		p.UID = types.UID("uid-" + p.Name)
+		p.Status.Phase = corev1.PodRunning
+		if p.Name == failed {
+			p.Status.Phase = corev1.PodFailed
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "pytorch", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: 1, StartedAt: metav1.NewTime(mustTime(t, "2025-12-31T23:59:40Z")), FinishedAt: metav1.NewTime(mustTime(t, "2025-12-31T23:59:55Z")),
+			}}}}
+		}
+		pods = append(pods, p)
+	}
+	j, err := ReadJob([]byte(job))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Render(Input{Job: j, Now: mustTime(t, defaultNow), Pods: pods, InstalledCRDs: crds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// Only an edit of the template ends a restart's wait: one that changes what the pods are made from
+// restarts the failed replica at once, counted; one of the fields render reads beside the template
+// (runPolicy, elastic's count, the scheduler, the job's labels, the template's restartPolicy that
+// every pod gets as Never) keeps it.
+func TestOnlyATemplateEditEndsABackoff(t *testing.T) {
+	held := heldRound(t, heldJob, heldJob, "ht-worker-1")
+	if held.Decisions.RestartAt == nil || len(held.Decisions.Delete) != 0 {
+		t.Fatalf("unedited: restartAt %v, delete %v; want the restart held", held.Decisions.RestartAt, held.Decisions.Delete)
+	}
+	edits := []struct {
+		what, from, to string
+		ends           bool
+	}{
+		{"the image", "image: example/train:1", "image: example/train:2", true},
+		{"the args", "args: [train.py]", "args: [fixed.py]", true},
+		{"the environment", `value: "0.1"`, `value: "0.01"`, true},
+		{"runPolicy", "backoffLimit: 3}", "backoffLimit: 6, activeDeadlineSeconds: 86400}", false},
+		{"elastic expectedReplicas", "expectedReplicas: 3", "expectedReplicas: 4", false},
+		{"the scheduler's queue", "queue: gpu", "queue: cpu", false},
+		{"torchrun's maxRestarts", "maxRestarts: 3", "maxRestarts: 5", false},
+		{"the job's labels", "labels: {team: a}", "labels: {team: b}", false},
+		{"the template's restartPolicy", "      spec:\n        containers:", "      spec:\n        restartPolicy: OnFailure\n        containers:", false},
+	}
+	for _, e := range edits {
+		job := strings.Replace(heldJob, e.from, e.to, 1)
+		if job == heldJob {
+			t.Fatalf("%s: %q not found in the job", e.what, e.from)
+		}
+		d := heldRound(t, heldJob, job, "ht-worker-1").Decisions
+		restarted := slices.ContainsFunc(d.Delete, func(x Deletion) bool { return x.Name == "ht-worker-1" && x.Reason == DeleteRestart })
+		switch {
+		case e.ends && (!restarted || d.RestartAt != nil || d.BackoffCount != 2):
+			t.Errorf("%s edited: delete %v, restartAt %v, backoffCount %d; want ht-worker-1 restarted now, counted (2)", e.what, d.Delete, d.RestartAt, d.BackoffCount)
+		case !e.ends && (restarted || d.RestartAt == nil || !d.RestartAt.Equal(held.Decisions.RestartAt) || d.BackoffCount != 1):
+			t.Errorf("%s edited: delete %v, restartAt %v, backoffCount %d; want the restart still held until %v", e.what, d.Delete, d.RestartAt, d.BackoffCount, held.Decisions.RestartAt)
+		}
+	}
+}
+
+// A gang restart replaces every pod of the gang, so an edit of any of its templates ends its wait:
+// here the master's, while worker-1 is the replica that failed.
+func TestAGangsBackoffEndsOnAnEditOfAnyOfItsTemplates(t *testing.T) {
+	gang := strings.NewReplacer("  torchrunConfig: {enabled: true, maxRestarts: 3}\n", "", "  elastic: {enabled: true, minReplicas: 1, maxReplicas: 4, expectedReplicas: 3}\n", "",
+		"  replicaSpecs:\n", `  replicaSpecs:
+  - type: master
+    restartPolicy: OnFailure
+    template:
+      spec:
+        containers: [{name: pytorch, image: example/master:1}]
+`, "    scalingWeight: 1\n", "    replicas: 2\n").Replace(heldJob)
+	if d := heldRound(t, gang, gang, "ht-worker-1").Decisions; d.RestartAt == nil || d.GangRestart {
+		t.Fatalf("unedited: restartAt %v, gangRestart %v; want the gang's restart held", d.RestartAt, d.GangRestart)
+	}
+	edited := strings.Replace(gang, "example/master:1", "example/master:2", 1)
+	d := heldRound(t, gang, edited, "ht-worker-1").Decisions
+	if !d.GangRestart || d.RestartAt != nil || d.BackoffCount != 2 || len(d.Delete) != 3 {
+		t.Errorf("master's template edited: gangRestart %v, restartAt %v, backoffCount %d, delete %v; want the gang's 3 pods restarted now, counted (2)", d.GangRestart, d.RestartAt, d.BackoffCount, d.Delete)
 	}
 }
