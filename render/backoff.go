@@ -197,8 +197,8 @@ func TemplateHash(t *corev1.PodTemplateSpec) string {
 }
 
 // pruneEmpty drops the empty values of decoded JSON objects, depth first; nil when v itself is
-// empty.
-// Numbers and booleans stay, zero and false included: an explicit 0 or false may differ from unset.
+// empty. Numbers and booleans stay, zero and false included: an explicit 0 or false may differ
+// from unset.
 func pruneEmpty(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
