@@ -32,6 +32,7 @@ func TestRestarts(t *testing.T) {
 		operatorFeature("backoffLimit still ends a job that keeps failing by exit code; an eviction on the way does not use it up", "backoff-evict", backoffLimitAfterAnEviction),
 		operatorFeature("a restart by exit code after the first backs off: the second waits 10 s from the pod's end, saying until when", "backoff-wait", restartsBackOff),
 		operatorFeature("a failure held in back-off counts whatever ends the hold: the failed pod deleted by hand restarts at once, counted; a pause counts it", "backoff-cut", heldFailuresCount),
+		operatorFeature("an edit of the template during a restart's back-off ends it: the pods of the fixed image are created at once, counted; an edit of runPolicy keeps the wait", "backoff-edit", templateEditEndsTheBackoff),
 	)
 }
 
@@ -277,4 +278,77 @@ func heldFailuresCount(ctx context.Context, t *testing.T, c client.Client, ns st
 	if st.BackoffCount != 3 || st.DisruptionCount != 0 {
 		t.Errorf("paused during the third failure's back-off: backoffCount %d, disruptionCount %d; want 3 and 0", st.BackoffCount, st.DisruptionCount)
 	}
+}
+
+// templateEditEndsTheBackoff: a user who fixes the image of a crash-looping job during a restart's
+// back-off gets the fixed pods at once, as the kubelet restarts a container whose spec changed;
+// an edit outside the templates keeps the wait (render/backoff.go).
+func templateEditEndsTheBackoff(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	create(ctx, t, c, ns, pyTorchJob("be").Workers(1, sim("", "")).Policy(batch.RestartPolicyOnFailure).BackoffLimit(5).Obj())
+	old := runningPods(ctx, t, c, ns, "be", 2)
+	annotatePod(ctx, t, c, ns, "be-worker-0", simExitCode, "1")
+	waitReplaced(ctx, t, c, ns, "be", old, []string{"be-master-0", "be-worker-0"}, 2, true)
+	waitCounts(ctx, t, c, ns, "be", 1, 0, 1, map[string]int32{"master": 1, "worker": 1})
+
+	// The second failure waits 10 s from its end.
+	old = runningPods(ctx, t, c, ns, "be", 2)
+	annotatePod(ctx, t, c, ns, "be-worker-0", simExitCode, "1")
+	waitingIs(ctx, t, c, ns, "be", batch.ReasonRestarting, "after the first waits")
+	var failed corev1.Pod
+	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "be-worker-0"}, &failed); err != nil {
+		t.Fatal(err)
+	}
+	var ended time.Time
+	for _, s := range failed.Status.ContainerStatuses {
+		if s.State.Terminated != nil {
+			ended = s.State.Terminated.FinishedAt.Time
+		}
+	}
+	if ended.IsZero() {
+		t.Fatalf("be-worker-0 is held but its container has no finishedAt: %+v", failed.Status)
+	}
+	backoffEnds := ended.Add(render.RestartBackoffBase)
+
+	// runPolicy is no template: the wait goes on.
+	patchJob(ctx, t, c, ns, "be", `{"spec":{"runPolicy":{"backoffLimit":6}}}`)
+	for until := time.Now().Add(2 * time.Second); time.Now().Before(until); time.Sleep(200 * time.Millisecond) {
+		for _, p := range jobPods(ctx, t, c, ns, "be") {
+			if p.UID != old[p.Name] || p.DeletionTimestamp != nil {
+				t.Fatalf("an edit of runPolicy ended the back-off: %s is %s (deleting %v) at %s, the wait ends at %s", p.Name, p.UID, p.DeletionTimestamp != nil, time.Now().UTC().Format(time.StampMilli), backoffEnds.UTC().Format(time.StampMilli))
+			}
+		}
+	}
+
+	// The fixed image ends it.
+	job := &batch.PyTorchTrainingJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "be"}}
+	fix := `[{"op":"test","path":"/spec/replicaSpecs/1/type","value":"worker"},` +
+		`{"op":"replace","path":"/spec/replicaSpecs/1/template/spec/containers/0/image","value":"example.invalid/train:2"}]`
+	if err := c.Patch(ctx, job, client.RawPatch(types.JSONPatchType, []byte(fix))); err != nil {
+		t.Fatalf("fixing be's worker image: %v", err)
+	}
+	edited := time.Now()
+	want := render.TemplateHash(&job.Spec.ReplicaSpecs[1].Template)
+	var fresh corev1.Pod
+	eventually(t, 30*time.Second, "a new be-worker-0 is created", func() (bool, string) {
+		for _, p := range jobPods(ctx, t, c, ns, "be") {
+			if p.Name == "be-worker-0" && p.UID != old[p.Name] {
+				fresh = p
+				return true, ""
+			}
+		}
+		return false, "not yet"
+	})
+	took := time.Since(edited)
+	if took > 3*time.Second || !time.Now().Before(backoffEnds) {
+		t.Errorf("the new be-worker-0 was created %s after the edit, %s before the back-off's end; want within 3 s and before it", took, time.Until(backoffEnds))
+	}
+	if got := fresh.Spec.Containers[0].Image; got != "example.invalid/train:2" {
+		t.Errorf("the new be-worker-0 runs %s; want the edited template's example.invalid/train:2", got)
+	}
+	if got := fresh.Annotations[batch.AnnotationTemplateHash]; got != want {
+		t.Errorf("the new be-worker-0 says it was made from template %q; want the edited one's %q", got, want)
+	}
+	waitReplaced(ctx, t, c, ns, "be", old, []string{"be-master-0", "be-worker-0"}, 2, true)
+	waitCounts(ctx, t, c, ns, "be", 2, 0, 2, map[string]int32{"master": 2, "worker": 2})
+	t.Logf("the fixed be-worker-0 was created %s after the edit, %s before the back-off would have ended", took.Round(time.Millisecond), backoffEnds.Sub(edited.Add(took)).Round(time.Millisecond))
 }
