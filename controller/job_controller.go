@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -27,6 +28,7 @@ import (
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
+	"github.com/trainyard/trainyard/apis/kueue"
 	"github.com/trainyard/trainyard/apply"
 	"github.com/trainyard/trainyard/render"
 	"github.com/trainyard/trainyard/status"
@@ -229,6 +231,14 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	pods := apply.Observe(r.exp, string(uid), listed, now)
 	installed := r.crds.installed()
 	queued, workload, err := r.kueue.observe(ctx, job, &model, installed)
+	notServed := errors.Is(err, errKueueNotServed)
+	if notServed {
+		// Taken as not installed until served: the job reads as before the CRD came.
+		logger.V(1).Info("Kueue's Workload CRD is installed but its kind not served yet: taken as not installed for now")
+		installed = maps.Clone(installed)
+		delete(installed, kueue.WorkloadCRD)
+		err = nil
+	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -281,6 +291,9 @@ func (r *jobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	}
 	if waiting.recheck && (result.RequeueAfter == 0 || waitingRecheck < result.RequeueAfter) {
 		result.RequeueAfter = waitingRecheck
+	}
+	if notServed && (result.RequeueAfter == 0 || kueueNotServedRecheck < result.RequeueAfter) {
+		result.RequeueAfter = kueueNotServedRecheck
 	}
 
 	// An outcome is recorded before the clean-up it starts, so it is not held up by the deletions

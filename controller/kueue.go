@@ -322,12 +322,31 @@ func newerWorkload(a, b *kueue.Workload) bool {
 	return b.CreationTimestamp.Before(&a.CreationTimestamp)
 }
 
-// ensureWatch starts the watch of Workloads for the job's controller, once.
+// errKueueNotServed: Kueue's Workload CRD is installed but the API server does not serve the
+// kind yet (the CRD not yet established, discovery behind), so no cache of it can be made.
+var errKueueNotServed = errors.New("Kueue's Workload CRD is installed but the API server does not serve the kind yet")
+
+// kueueNotServedRecheck is how soon a job is reconciled again while its Kueue kind is not served:
+// the CRD's establishment wakes no job (only its creation does).
+const kueueNotServedRecheck = time.Second
+
+// ensureWatch starts the watch of Workloads for the job's controller, once; errKueueNotServed
+// while the kind is not served yet.
 func (k *kueueSync) ensureWatch(ctx context.Context) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.watching {
 		return nil
+	}
+	// Note: a cache, an index or a watch of a kind the RESTMapper does not know fails (the cache
+	// and the index at once, which logged a reconciler error at each backoff retry; the watch in
+	// its own goroutine), so the kind is looked up first.
+	gvk := kueue.GroupVersion.WithKind(kueue.KindWorkload)
+	switch _, err := k.caches.mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); {
+	case meta.IsNoMatchError(err):
+		return errKueueNotServed
+	case err != nil:
+		return fmt.Errorf("looking up %s: %w", gvk, err)
 	}
 	get := k.caches.get
 	if k.kubeflow {

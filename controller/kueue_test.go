@@ -1,10 +1,23 @@
 package controller
 
 import (
+	"context"
+	"errors"
 	"testing"
+	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/yaml"
+
+	"github.com/trainyard/trainyard/apis/kueue"
+	"github.com/trainyard/trainyard/render"
 )
 
 // trimJobWorkload keeps of a kubeflow.org job's Workload what render reads (owners, spec.active
@@ -71,4 +84,72 @@ status:
 	// The cache deep-copies what it holds: the trimmed object must be JSON values only.
 	_ = kf.DeepCopy()
 	_ = other.DeepCopy()
+}
+
+// notServingManager is a manager whose RESTMapper does not know Kueue's kinds, as the operator's
+// is between the creation of Kueue's CRDs and their being served.
+type notServingManager struct {
+	ctrl.Manager
+	mapper meta.RESTMapper
+}
+
+func (m notServingManager) GetRESTMapper() meta.RESTMapper { return m.mapper }
+func (m notServingManager) GetScheme() *runtime.Scheme     { return Scheme() }
+func (m notServingManager) GetConfig() *rest.Config        { return &rest.Config{Host: "http://127.0.0.1:1"} }
+func (m notServingManager) Add(manager.Runnable) error     { return nil }
+
+func notServedKueue(kubeflow bool, watched *int) *kueueSync {
+	mgr := notServingManager{mapper: meta.NewDefaultRESTMapper(nil)}
+	return &kueueSync{
+		caches: &kueueCache{mgr: mgr}, kind: pyTorchKind, kubeflow: kubeflow, patched: map[types.UID]string{},
+		watch: func(cache.Cache) error { *watched++; return nil },
+	}
+}
+
+// Kueue's CRDs installed while the operator ran: the CRD's creation woke the queued jobs before
+// the API server served the kind, and making the cache of Workloads failed with "no matches for
+// kind Workload", a reconciler error at each backoff retry (8 in 1 s for a PyTorchJob, 9 for a
+// PyTorchTrainingJob on the local cluster). A kind not served yet is taken as not installed.
+func TestAKueueKindNotServedYetIsNotAnError(t *testing.T) {
+	installed := map[string]bool{kueue.WorkloadCRD: true}
+	for name, tc := range map[string]struct {
+		kubeflow bool
+		model    render.Job
+	}{
+		"T9k":          {model: render.Job{Queue: &render.Queue{Name: "lq"}}},
+		"kubeflow.org": {kubeflow: true, model: render.Job{Kubeflow: &render.Kubeflow{KueueQueue: "lq"}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			watched := 0
+			k := notServedKueue(tc.kubeflow, &watched)
+			obs, _, err := k.observe(context.Background(), testJob(1, ""), &tc.model, installed)
+			if !errors.Is(err, errKueueNotServed) || obs != nil || watched != 0 {
+				t.Fatalf("observe: %v, %v, %d watches; want errKueueNotServed, nothing observed, no watch", err, obs, watched)
+			}
+		})
+	}
+
+	// The reconciler: no error, the job waits as without Kueue, and is looked at again shortly.
+	job := testJob(1, "")
+	job.Labels = map[string]string{kueue.LabelQueueName: "lq"}
+	now := time.Now()
+	cl := newCluster(t, job)
+	r := newTestReconciler(cl, &now)
+	r.crds.update(kueue.WorkloadCRD, true)
+	watched := 0
+	r.kueue = notServedKueue(false, &watched)
+	res := reconcileOnce(t, r)
+	if res.RequeueAfter <= 0 || res.RequeueAfter > kueueNotServedRecheck {
+		t.Errorf("requeued after %v, want at most %v", res.RequeueAfter, kueueNotServedRecheck)
+	}
+	got, pods := cl.get()
+	if c := meta.FindStatusCondition(got.Status.Conditions, "Waiting"); c == nil || c.Reason != render.ReasonKueueNotInstalled {
+		t.Errorf("Waiting condition %+v, want reason %s", c, render.ReasonKueueNotInstalled)
+	}
+	if len(pods.Items) != 0 {
+		t.Errorf("%d pods created for a job Kueue has not admitted", len(pods.Items))
+	}
+	if !r.crds.installed()[kueue.WorkloadCRD] {
+		t.Error("the shared set of installed CRDs lost Kueue's")
+	}
 }
