@@ -145,6 +145,8 @@ type session struct {
 	client    client.WithWatch
 	clientset kubernetes.Interface
 	namespace string
+	// context is the kubeconfig context in use (for the hints that differ on the local cluster).
+	context string
 	// openLog opens a pod's log; nil: the clientset's (a test's stand-in otherwise).
 	openLog func(ctx context.Context, p *corev1.Pod, opts *corev1.PodLogOptions) (io.ReadCloser, error)
 }
@@ -179,7 +181,11 @@ func (c *clusterFlags) connect() (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &session{client: cl, clientset: cs, namespace: ns}, nil
+	context := c.context
+	if raw, err := cc.RawConfig(); err == nil && context == "" {
+		context = raw.CurrentContext
+	}
+	return &session{client: cl, clientset: cs, namespace: ns, context: context}, nil
 }
 
 // parse parses args with positional arguments allowed before, between and after the flags, as
@@ -330,7 +336,7 @@ func (s *session) findJob(ctx context.Context, ref string) (*job, error) {
 		}
 		return nil, fmt.Errorf("%q is not a kind of training job: say %s (or no kind)", want, strings.Join(all, ", "))
 	case len(found) == 0 && want != "" && contains(missing, named.kind):
-		return nil, fmt.Errorf("the cluster has no %s: its CRD %s.%s is not installed%s", named.kind, named.aliases[len(named.aliases)-1], named.group, installHint(named))
+		return nil, fmt.Errorf("the cluster has no %s: its CRD %s.%s is not installed%s", named.kind, named.aliases[len(named.aliases)-1], named.group, installHint(named, s.context))
 	case len(found) == 0 && want != "":
 		return nil, fmt.Errorf("no %s %q in namespace %s", named.kind, name, s.namespace)
 	case len(found) == 0 && len(missing) > 0:
@@ -349,10 +355,11 @@ func (s *session) findJob(ctx context.Context, ref string) (*job, error) {
 	return nil, fmt.Errorf("%q names jobs of several kinds: say which, e.g. %s", name, strings.Join(names, " or "))
 }
 
-// installHint says how to install a kind that is opt-in.
-func installHint(k *kindInfo) string {
+// installHint says how to install a kind that is opt-in into the cluster of the kubeconfig
+// context named context.
+func installHint(k *kindInfo, context string) string {
 	if k.group == kubeflowv1.GroupVersion.Group {
-		return " (the kubeflow.org kinds are opt-in: kubectl apply -k kustomize/kubeflow, or the chart's kubeflow.enabled=true)"
+		return " (the kubeflow.org kinds are opt-in: " + controller.KubeflowInstall(context) + ")"
 	}
 	return ""
 }

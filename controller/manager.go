@@ -198,6 +198,21 @@ func crdName(k jobKind) string {
 	return strings.ToLower(k.gvk.Kind) + "s." + k.gvk.Group
 }
 
+// LocalClusterContext is the kubeconfig context of the local cluster of make cluster-up and make
+// run (hack/cluster.sh: kwok-$CLUSTER, CLUSTER=trainyard).
+const LocalClusterContext = "kwok-trainyard"
+
+// KubeflowInstall says how to install the opt-in kubeflow.org kinds into the cluster of the
+// kubeconfig context named context ("" in a pod): on the local cluster, whose operator (make run)
+// has every right, the Makefile's target for their CRDs; elsewhere the overlay with its RBAC, or
+// the chart's value.
+func KubeflowInstall(context string) string {
+	if context == LocalClusterContext {
+		return "make install-kubeflow, on the local cluster of make run"
+	}
+	return "kubectl apply -k kustomize/kubeflow, or the chart's kubeflow.enabled=true"
+}
+
 // rightsRecheck is how often the operator asks again whether it may serve a kubeflow.org kind:
 // one it lacked the rights to serve (granted by a later install of kustomize/kubeflow), and one it
 // serves (a right taken away, by the chart's kubeflow.enabled turned off, say).
@@ -221,6 +236,8 @@ type kindServer struct {
 	created <-chan string
 	// every is how often rights are asked again (rightsRecheck).
 	every time.Duration
+	// install says how to install the kinds' CRDs (KubeflowInstall).
+	install string
 }
 
 func (ks *kindServer) run(ctx context.Context, later []jobKind) error {
@@ -262,7 +279,7 @@ func (ks *kindServer) run(ctx context.Context, later []jobKind) error {
 				_, err := ks.mapper.RESTMapping(k.gvk.GroupKind(), k.gvk.Version)
 				if err != nil {
 					if first {
-						log.Info("not serving a kind yet: its CRD is not installed (kubectl apply -k kustomize/kubeflow); it is served once it is", "kind", k.gvk.GroupKind().String())
+						log.Info("not serving a kind yet: its CRD is not installed ("+ks.install+"); it is served once it is", "kind", k.gvk.GroupKind().String())
 					}
 					still = append(still, k)
 					continue
@@ -328,7 +345,8 @@ func checkListen(flag, addr string) error {
 func Run(ctx context.Context, o Options) error {
 	loading := clientcmd.NewDefaultClientConfigLoadingRules()
 	loading.ExplicitPath = o.Kubeconfig
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loading, nil).ClientConfig()
+	kubeconfig := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loading, nil)
+	cfg, err := kubeconfig.ClientConfig()
 	if clientcmd.IsEmptyConfig(err) {
 		// client-go's own words point at KUBERNETES_MASTER, which nothing here reads.
 		return errors.New("no cluster to run against: no kubeconfig found and not in a cluster (set --kubeconfig or $KUBECONFIG, or write ~/.kube/config; trainyard help for the flags and the command line)")
@@ -409,6 +427,7 @@ func Run(ctx context.Context, o Options) error {
 		setup:   func(k jobKind) error { return setupJobController(mgr, s, k, o) },
 		created: s.crds.created,
 		every:   rightsRecheck,
+		install: KubeflowInstall(currentContext(kubeconfig)),
 	}
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		return ks.run(ctx, []jobKind{pyTorchJobKind, tfJobKind})
@@ -432,4 +451,13 @@ func Run(ctx context.Context, o Options) error {
 		"nodeLostAfter", o.NodeLostAfter, "maxUnscheduledPodsPerJob", o.MaxUnscheduledPods, "maxUnscheduledPods", o.MaxUnscheduledPodsTotal,
 		"leaderElect", o.LeaderElect)
 	return mgr.Start(ctx)
+}
+
+// currentContext is the name of the kubeconfig's current context; "" without one (in a pod).
+func currentContext(c clientcmd.ClientConfig) string {
+	raw, err := c.RawConfig()
+	if err != nil {
+		return ""
+	}
+	return raw.CurrentContext
 }
