@@ -82,15 +82,20 @@ func checkSize(crd *apiextensionsv1.CustomResourceDefinition) error {
 	return nil
 }
 
-// walk clears descriptions below any property named "template" (a PodTemplateSpec) and unwraps
-// the others.
+// walk clears the descriptions inside pod templates (below any property named "template", a
+// PodTemplateSpec) and unwraps the others. The template's own description stays: it is the
+// job's, and kubectl explain showed "<empty>" for the field.
 func walk(s *apiextensionsv1.JSONSchemaProps, inTemplate bool) {
 	if inTemplate {
 		s.Description = ""
 	}
 	s.Description = unwrap(s.Description)
 	for name, p := range s.Properties {
-		walk(&p, inTemplate || name == "template")
+		if name == "template" && !inTemplate {
+			walkTemplate(&p)
+		} else {
+			walk(&p, inTemplate)
+		}
 		s.Properties[name] = p
 	}
 	if s.Items != nil && s.Items.Schema != nil {
@@ -99,6 +104,13 @@ func walk(s *apiextensionsv1.JSONSchemaProps, inTemplate bool) {
 	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
 		walk(s.AdditionalProperties.Schema, inTemplate)
 	}
+}
+
+// walkTemplate keeps a pod template's own description and clears those inside it.
+func walkTemplate(s *apiextensionsv1.JSONSchemaProps) {
+	d := unwrap(s.Description)
+	walk(s, true)
+	s.Description = d
 }
 
 // declareMetadataName adds metadata.name, a string, to root's metadata. The API server allows a

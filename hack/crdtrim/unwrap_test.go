@@ -1,8 +1,13 @@
 package main
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -71,6 +76,73 @@ func TestTheCRDsDescriptionsReadAsParagraphs(t *testing.T) {
 		}
 		if bad > 0 {
 			t.Errorf("%s: %d descriptions break lines inside a paragraph (make manifests), the first %q", filepath.Base(f), bad, first)
+		}
+	}
+}
+
+// TestTheCRDsDescriptionsNameNoGoIdentifier: the descriptions come from the Go comments of apis/,
+// which named the Go constants behind a value ("Defaults to Running (DefaultCleanPodPolicy)"),
+// and kubectl explain showed those names to users, who can set only the value. No exported
+// identifier of the API packages appears in a description (the kinds' names excepted). The
+// pod template keeps a description of its own (the ones inside it are trimmed).
+func TestTheCRDsDescriptionsNameNoGoIdentifier(t *testing.T) {
+	idents := map[string]bool{}
+	for _, dir := range []string{"../../apis/batch/v1beta1", "../../apis/kubeflow/v1"} {
+		pkgs, err := parser.ParseDir(token.NewFileSet(), dir, func(fi fs.FileInfo) bool {
+			return !strings.HasSuffix(fi.Name(), "_test.go") && !strings.HasPrefix(fi.Name(), "zz_")
+		}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pkgs {
+			for _, f := range p.Files {
+				for name, obj := range f.Scope.Objects {
+					if ast.IsExported(name) && (obj.Kind == ast.Con || obj.Kind == ast.Var || obj.Kind == ast.Fun) {
+						idents[name] = true
+					}
+				}
+			}
+		}
+	}
+	if len(idents) < 10 {
+		t.Fatalf("found %d exported identifiers in apis/; want the packages' constants", len(idents))
+	}
+	word := regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+	files, _ := filepath.Glob("../../kustomize/crd/bases/*.yaml")
+	more, _ := filepath.Glob("../../kustomize/kubeflow/crd/*.yaml")
+	for _, f := range append(files, more...) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var crd apiextensionsv1.CustomResourceDefinition
+		if err := yaml.Unmarshal(data, &crd); err != nil {
+			t.Fatal(err)
+		}
+		var visit func(path string, s *apiextensionsv1.JSONSchemaProps)
+		visit = func(path string, s *apiextensionsv1.JSONSchemaProps) {
+			for _, w := range word.FindAllString(s.Description, -1) {
+				if idents[w] {
+					t.Errorf("%s %s: the description names the Go identifier %s: %q", filepath.Base(f), path, w, s.Description)
+				}
+			}
+			for name, p := range s.Properties {
+				if name == "template" && p.Description == "" {
+					t.Errorf("%s %s.template has no description", filepath.Base(f), path)
+				}
+				visit(path+"."+name, &p)
+			}
+			if s.Items != nil && s.Items.Schema != nil {
+				visit(path+"[]", s.Items.Schema)
+			}
+			if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+				visit(path+"{}", s.AdditionalProperties.Schema)
+			}
+		}
+		for _, v := range crd.Spec.Versions {
+			if v.Schema != nil && v.Schema.OpenAPIV3Schema != nil {
+				visit(v.Name, v.Schema.OpenAPIV3Schema)
+			}
 		}
 	}
 }

@@ -60,7 +60,8 @@ type ReplicaTemplate struct {
 	// +kubebuilder:validation:Maximum=100000
 	Replicas *int32 `json:"replicas,omitempty"`
 
-	// template describes the pods of this replica type; it lists at least one container. Its
+	// template describes the pods of this replica type, as a Deployment's template does (kubectl
+	// explain pod.spec describes its fields); it lists at least one container. Its
 	// restartPolicy is always replaced with Never: the controller, not the kubelet, restarts
 	// replicas (see restartPolicy).
 	// +required

@@ -77,9 +77,10 @@ type ReplicaSpec struct {
 	// +kubebuilder:validation:Maximum=100000
 	Replicas *int32 `json:"replicas,omitempty"`
 
-	// template describes the pods of this type; it lists at least one container. Its
-	// restartPolicy is always replaced with Never: the controller, not the kubelet, restarts
-	// replicas (see restartPolicy).
+	// template describes the pods of this type, as a Deployment's template does (kubectl explain
+	// pod.spec describes its fields); it lists at least one container. Its restartPolicy is
+	// always replaced with Never: the controller, not the kubelet, restarts replicas (see
+	// restartPolicy).
 	// +required
 	// +kubebuilder:validation:XValidation:rule="has(self.spec) && has(self.spec.containers) && size(self.spec.containers) > 0",message="template.spec.containers is empty: a replica's pods need at least one container, the training container",fieldPath=".spec.containers",reason=FieldValueRequired
 	Template corev1.PodTemplateSpec `json:"template"`
@@ -94,7 +95,7 @@ type ReplicaSpec struct {
 // directly under spec (the older layout); see EffectiveRunPolicy.
 type RunPolicy struct {
 	// cleanPodPolicy says which pods are deleted once the job has finished: All, Running or None.
-	// Defaults to Running (DefaultCleanPodPolicy).
+	// Defaults to Running.
 	// +optional
 	CleanPodPolicy *CleanPodPolicy `json:"cleanPodPolicy,omitempty"`
 
@@ -127,8 +128,8 @@ type RunPolicy struct {
 	Suspend *bool `json:"suspend,omitempty"`
 
 	// managedBy names the controller that runs the job. Unset or kubeflow.org/training-operator
-	// (ManagedByTrainingOperator), Trainyard runs it; any other value hands the job to that
-	// controller and Trainyard leaves it alone. Immutable.
+	// (the value Kubeflow's manifests carry), Trainyard runs it; any other value hands the job to
+	// that controller and Trainyard leaves it alone. Immutable.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63

@@ -84,7 +84,7 @@ type PyTorchJobSpec struct {
 
 	// nprocPerNode is the number of training processes per pod (torchrun's --nproc-per-node):
 	// auto, cpu, gpu or a positive integer. Defaults to elasticPolicy.nProcPerNode when that is
-	// set, else to auto (DefaultNprocPerNode).
+	// set, else to auto.
 	// +optional
 	// +kubebuilder:validation:MaxLength=8
 	// +kubebuilder:validation:XValidation:rule="self.matches('^(auto|cpu|gpu|[1-9][0-9]*)$')",message="spec.nprocPerNode must be auto, cpu, gpu or a positive integer (the training processes per pod)"

@@ -28,8 +28,8 @@ type PyTorchTrainingJobSpecApplyConfiguration struct {
 	TensorboardSpec *TensorBoardSpecApplyConfiguration `json:"tensorboardSpec,omitempty"`
 	// scheduler chooses a gang scheduler; by default pods go to the cluster's default scheduler.
 	Scheduler *SchedulePolicyApplyConfiguration `json:"scheduler,omitempty"`
-	// managedBy names the controller that runs the job. Unset or batch.tensorstack.dev/trainyard
-	// (ManagedByTrainyard), Trainyard runs it. kueue.x-k8s.io/multikueue hands it to Kueue's
+	// managedBy names the controller that runs the job. Unset or batch.tensorstack.dev/trainyard,
+	// Trainyard runs it. kueue.x-k8s.io/multikueue hands it to Kueue's
 	// MultiKueue, which runs a copy in a worker cluster and copies its status back; Trainyard then
 	// keeps only the job's Workload here. Any other value hands the job to that controller and
 	// Trainyard leaves it alone. Immutable.

@@ -20,7 +20,8 @@ import (
 type ReplicaTemplateApplyConfiguration struct {
 	// replicas is the number of pods created from the template.
 	Replicas *int32 `json:"replicas,omitempty"`
-	// template describes the pods of this replica type; it lists at least one container. Its
+	// template describes the pods of this replica type, as a Deployment's template does (kubectl
+	// explain pod.spec describes its fields); it lists at least one container. Its
 	// restartPolicy is always replaced with Never: the controller, not the kubelet, restarts
 	// replicas (see restartPolicy).
 	Template *v1.PodTemplateSpec `json:"template,omitempty"`

@@ -37,7 +37,7 @@ type PyTorchJobSpecApplyConfiguration struct {
 	ElasticPolicy *ElasticPolicyApplyConfiguration `json:"elasticPolicy,omitempty"`
 	// nprocPerNode is the number of training processes per pod (torchrun's --nproc-per-node):
 	// auto, cpu, gpu or a positive integer. Defaults to elasticPolicy.nProcPerNode when that is
-	// set, else to auto (DefaultNprocPerNode).
+	// set, else to auto.
 	NprocPerNode *string `json:"nprocPerNode,omitempty"`
 	// pytorchReplicaSpecs maps each replica type, Master or Worker (spelled so), to its pods. The
 	// Master has at most one replica and is rank 0; without a Master, Worker 0 is.

@@ -20,9 +20,10 @@ import (
 type ReplicaSpecApplyConfiguration struct {
 	// replicas is the number of pods of this type. Defaults to 1.
 	Replicas *int32 `json:"replicas,omitempty"`
-	// template describes the pods of this type; it lists at least one container. Its
-	// restartPolicy is always replaced with Never: the controller, not the kubelet, restarts
-	// replicas (see restartPolicy).
+	// template describes the pods of this type, as a Deployment's template does (kubectl explain
+	// pod.spec describes its fields); it lists at least one container. Its restartPolicy is
+	// always replaced with Never: the controller, not the kubelet, restarts replicas (see
+	// restartPolicy).
 	Template *corev1.PodTemplateSpec `json:"template,omitempty"`
 	// restartPolicy says when a terminated replica is created again: Always, OnFailure, Never or
 	// ExitCode. Unset, a PyTorchJob replica uses OnFailure and a TFJob replica Never, as in Kubeflow.

@@ -19,7 +19,7 @@ import (
 // directly under spec (the older layout); see EffectiveRunPolicy.
 type RunPolicyApplyConfiguration struct {
 	// cleanPodPolicy says which pods are deleted once the job has finished: All, Running or None.
-	// Defaults to Running (DefaultCleanPodPolicy).
+	// Defaults to Running.
 	CleanPodPolicy *kubeflowv1.CleanPodPolicy `json:"cleanPodPolicy,omitempty"`
 	// ttlSecondsAfterFinished is how long a finished job is kept before it is deleted, with its
 	// pods. Unset, the job is kept until a user deletes it.
@@ -37,8 +37,8 @@ type RunPolicyApplyConfiguration struct {
 	// resumes the job with new pods. Trainyard's pause mode.
 	Suspend *bool `json:"suspend,omitempty"`
 	// managedBy names the controller that runs the job. Unset or kubeflow.org/training-operator
-	// (ManagedByTrainingOperator), Trainyard runs it; any other value hands the job to that
-	// controller and Trainyard leaves it alone. Immutable.
+	// (the value Kubeflow's manifests carry), Trainyard runs it; any other value hands the job to
+	// that controller and Trainyard leaves it alone. Immutable.
 	ManagedBy *string `json:"managedBy,omitempty"`
 }
 
