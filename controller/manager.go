@@ -442,15 +442,22 @@ func Run(ctx context.Context, o Options) error {
 		}
 		names = append(names, k.gvk.GroupKind().String())
 	}
-	// Note: every flag that changes what the operator does is in this line, so a log says how the
-	// operator that wrote it ran.
-	ctrl.Log.WithName("setup").Info("starting trainyard (the kubeflow.org kinds are served once this replica leads, if their CRDs are installed and the operator may serve them)", "kinds", names,
-		"maxConcurrentReconciles", o.MaxConcurrentReconciles, "qps", o.QPS, "burst", o.Burst, "createParallelism", o.CreateParallelism,
-		"maxWritesInFlight", o.MaxWritesInFlight, "minWritesInFlight", o.MinWritesInFlight, "slowWrite", o.SlowWrite,
-		"podEventCoalesce", o.PodEventCoalesce, "statusBatchInterval", o.StatusInterval, "clusterDomain", o.ClusterDomain,
-		"nodeLostAfter", o.NodeLostAfter, "maxUnscheduledPodsPerJob", o.MaxUnscheduledPods, "maxUnscheduledPods", o.MaxUnscheduledPodsTotal,
-		"leaderElect", o.LeaderElect)
+	ctrl.Log.WithName("setup").Info("starting trainyard (the kubeflow.org kinds are served once this replica leads, if their CRDs are installed and the operator may serve them)",
+		append([]any{"kinds", names}, settings(o)...)...)
 	return mgr.Start(ctx)
+}
+
+// settings are the start-up log's key-value pairs: every flag that changes what the operator
+// does, so that a log says how the operator that wrote it ran. Note: keyed by the flags' names,
+// which a user sets (the log said qps and burst for --kube-api-qps and --kube-api-burst).
+func settings(o Options) []any {
+	return []any{
+		"max-concurrent-reconciles", o.MaxConcurrentReconciles, "kube-api-qps", o.QPS, "kube-api-burst", o.Burst, "create-parallelism", o.CreateParallelism,
+		"max-writes-in-flight", o.MaxWritesInFlight, "min-writes-in-flight", o.MinWritesInFlight, "slow-write", o.SlowWrite,
+		"pod-event-coalesce", o.PodEventCoalesce, "status-batch-interval", o.StatusInterval, "cluster-domain", o.ClusterDomain,
+		"node-lost-after", o.NodeLostAfter, "max-unscheduled-pods-per-job", o.MaxUnscheduledPods, "max-unscheduled-pods", o.MaxUnscheduledPodsTotal,
+		"leader-elect", o.LeaderElect,
+	}
 }
 
 // currentContext is the name of the kubeconfig's current context; "" without one (in a pod).
