@@ -26,8 +26,13 @@ func runGet(args []string, stdout, stderr io.Writer) error {
 	var watch bool
 	fs.BoolVar(&watch, "watch", false, "after the table, print a job's row again each time it changes (phase, running, restarts, reason), until Ctrl-C")
 	fs.BoolVar(&watch, "w", false, "shorthand for --watch")
-	if _, err := parse(fs, args); err != nil {
+	pos, err := parse(fs, args)
+	if err != nil {
 		return err
+	}
+	if len(pos) > 0 {
+		// Note: kubectl's habit (get pytorchjobs, get JOB) printed every job, the argument unread.
+		return fmt.Errorf("get takes no argument (%q): it lists the jobs of all four kinds; trainyard describe [KIND/]JOB shows one", strings.Join(pos, " "))
 	}
 	s, err := cf.connect()
 	if err != nil {

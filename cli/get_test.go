@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -395,6 +396,23 @@ func TestGetWatchAlignsRowsAfterAnEmptyTable(t *testing.T) {
 				t.Errorf("column %s (at %d) does not line up:\n%s", col, at, out.String())
 				break
 			}
+		}
+	}
+}
+
+// trainyard get read no argument: `trainyard get pytorchjobs` (kubectl's habit) or `get JOB`
+// printed every job of all four kinds, the argument silently dropped. It is refused, named.
+func TestGetRefusesAnArgument(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-kubeconfig") // no cluster is reached either way
+	for arg, args := range map[string][]string{
+		"pytorchjobs": {"--kubeconfig", missing, "pytorchjobs"},
+		"my-job":      {"my-job", "--kubeconfig", missing},
+		"tfj/x":       {"-A", "tfj/x", "--kubeconfig", missing, "-n", "ns"},
+	} {
+		var out, errOut strings.Builder
+		err := runGet(args, &out, &errOut)
+		if err == nil || !strings.Contains(err.Error(), "get takes no argument") || !strings.Contains(err.Error(), arg) {
+			t.Errorf("get %v: %v; want it refused, naming %s", args, err, arg)
 		}
 	}
 }
