@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"reflect"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,13 +22,15 @@ type goneKinds struct {
 	said map[string]bool // by the reflector's type description
 	// next handles every other error (client-go's default handler).
 	next func(context.Context, *toolscache.Reflector, error)
+	// info logs the news (ctrl.Log's "cache" logger).
+	info func(msg string, keysAndValues ...any)
 }
 
 // watchErrors handles the watch errors of the operator's caches (cacheOptions, Kueue's cache).
 var watchErrors = newGoneKinds()
 
 func newGoneKinds() *goneKinds {
-	return &goneKinds{said: map[string]bool{}, next: toolscache.DefaultWatchErrorHandler}
+	return &goneKinds{said: map[string]bool{}, next: toolscache.DefaultWatchErrorHandler, info: ctrl.Log.WithName("cache").Info}
 }
 
 func (g *goneKinds) handle(ctx context.Context, r *toolscache.Reflector, err error) {
@@ -40,7 +43,20 @@ func (g *goneKinds) handle(ctx context.Context, r *toolscache.Reflector, err err
 	g.said[r.TypeDescription()] = true
 	g.mu.Unlock()
 	if !said {
-		ctrl.Log.WithName("cache").Info("the API server no longer serves a kind the operator watches (its CRD was deleted?): watched again once it is back",
-			"type", r.TypeDescription(), "error", err.Error())
+		g.info("the API server no longer serves a kind the operator watches (its CRD was deleted?): watched again once it is back",
+			"kind", watchedKind(r.TypeDescription()), "error", err.Error())
 	}
+}
+
+// watchedKind names the kind of a reflector's type description: client-go describes a typed
+// object by its Go type (*v1beta1.PyTorchTrainingJob), which the log said as it was; it is
+// PyTorchTrainingJob.batch.tensorstack.dev. An unstructured object's description is its group,
+// version and kind already, and is kept.
+func watchedKind(description string) string {
+	for gvk, t := range Scheme().AllKnownTypes() {
+		if reflect.PointerTo(t).String() == description {
+			return gvk.GroupKind().String()
+		}
+	}
+	return description
 }

@@ -3,12 +3,16 @@ package controller
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 )
 
 // TestAWatchOfAKindGoneIsNoError: the caches' watch error handler takes a kind the API server no
@@ -39,5 +43,24 @@ func TestAWatchOfAKindGoneIsNoError(t *testing.T) {
 	handler(ctx, r, other)
 	if len(passed) != 1 || passed[0] != other {
 		t.Errorf("errors passed on: %v; want the Forbidden one", passed)
+	}
+}
+
+// The news names the kind as a user knows it: it said the Go type of a typed kind
+// ("type": "*v1beta1.PyTorchTrainingJob").
+func TestAKindGoneIsNamedByItsKind(t *testing.T) {
+	g := newGoneKinds()
+	var said []any
+	g.info = func(_ string, kv ...any) { said = append(said, kv...) }
+	gone := apierrors.NewNotFound(schema.GroupResource{Group: batch.GroupVersion.Group, Resource: "pytorchtrainingjobs"}, "")
+	g.handle(context.Background(), toolscache.NewReflector(nil, &batch.PyTorchTrainingJob{}, toolscache.NewStore(toolscache.MetaNamespaceKeyFunc), 0), gone)
+	want := "PyTorchTrainingJob.batch.tensorstack.dev"
+	if len(said) < 2 || said[0] != "kind" || said[1] != want {
+		t.Errorf("said %v; want kind %s", said, want)
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(schema.GroupVersionKind{Group: "kueue.x-k8s.io", Version: "v1beta2", Kind: "Workload"})
+	if got := watchedKind(toolscache.NewReflector(nil, u, toolscache.NewStore(toolscache.MetaNamespaceKeyFunc), 0).TypeDescription()); !strings.Contains(got, "Workload") {
+		t.Errorf("an unstructured kind is said as %q; want its kind", got)
 	}
 }
