@@ -271,15 +271,26 @@ var kubeflowKinds = []string{"PyTorchJob", "TFJob"}
 
 // KubeflowOutcomeMessage is the message of a True condition of type typ written with Kubeflow's
 // reason: render's message led by render's reason unless the type says it, or Kubeflow's
-// "<Kind> <name> is running." for a running job's empty one.
-func KubeflowOutcomeMessage(kind, name string, typ kubeflowv1.JobConditionType, reason, message string) string {
+// running message (KubeflowRunningMessage) for a running job's empty one.
+func KubeflowOutcomeMessage(j *Job, typ kubeflowv1.JobConditionType, reason, message string) string {
 	switch {
 	case reason != KubeflowOutcomeReasons[typ]:
 		return reason + ": " + message
 	case message == "" && typ == kubeflowv1.JobRunning:
-		return kind + " " + name + " is running."
+		return KubeflowRunningMessage(j)
 	}
 	return message
+}
+
+// KubeflowRunningMessage is the Running condition's message as v1.8.1 words it: "PyTorchJob j is
+// running." for a PyTorchJob with a Master, else the job named with its namespace ("TFJob ns/j is
+// running.", a PyTorchJob of Workers too), as its two controllers write it.
+func KubeflowRunningMessage(j *Job) string {
+	name := j.Namespace + "/" + j.Name
+	if j.Kind == "PyTorchJob" && slices.ContainsFunc(j.Replicas, func(r ReplicaType) bool { return r.Type == "master" }) {
+		name = j.Name
+	}
+	return j.Kind + " " + name + " is running."
 }
 
 // fromKubeflowOutcome reads render's reason and message back from a True condition written by

@@ -51,7 +51,7 @@ func ToKubeflow(st *batch.TrainingJobStatus, j *render.Job) kubeflowv1.JobStatus
 		func(c kubeflowv1.JobCondition) bool { return c.Type == kubeflowv1.JobRestarting }) {
 		ks.Conditions = append(ks.Conditions, kubeflowv1.JobCondition{
 			Type: kubeflowv1.JobRestarting, Status: corev1.ConditionTrue, Reason: j.Kind + string(kubeflowv1.JobRestarting),
-			Message:        render.KubeflowOutcomeMessage(j.Kind, j.Name, kubeflowv1.JobRestarting, batch.ReasonRestarting, w.Message),
+			Message:        render.KubeflowOutcomeMessage(j, kubeflowv1.JobRestarting, batch.ReasonRestarting, w.Message),
 			LastUpdateTime: w.LastTransitionTime, LastTransitionTime: w.LastTransitionTime,
 		})
 	}
@@ -146,7 +146,7 @@ func restartingNow(st *batch.TrainingJobStatus) bool {
 // the type: PyTorchJobSucceeded), as tools read the last condition's reason to tell how a job
 // ended; their message keeps render's, led by render's reason when it says more than the type
 // ("BackoffLimitExceeded: ..."), and FromKubeflowStatus reads render's reason back from it. A
-// running job's message, empty in render, is Kubeflow's ("PyTorchJob j is running."). The other
+// running job's message, empty in render, is Kubeflow's (render.KubeflowRunningMessage). The other
 // conditions keep render's reasons and messages.
 func kubeflowWording(j *render.Job, typ kubeflowv1.JobConditionType, c metav1.Condition, suspended bool) (reason, message string) {
 	var what string
@@ -159,7 +159,7 @@ func kubeflowWording(j *render.Job, typ kubeflowv1.JobConditionType, c metav1.Co
 	case typ == kubeflowv1.JobSuspended:
 		what = kubeflowv1.ReasonResumed
 	case c.Status == metav1.ConditionTrue && render.KubeflowOutcomeReasons[typ] != "":
-		return j.Kind + string(typ), render.KubeflowOutcomeMessage(j.Kind, j.Name, typ, c.Reason, c.Message)
+		return j.Kind + string(typ), render.KubeflowOutcomeMessage(j, typ, c.Reason, c.Message)
 	default:
 		return c.Reason, c.Message
 	}

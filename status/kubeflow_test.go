@@ -500,3 +500,47 @@ func TestKubeflowRestartingDuringABackoff(t *testing.T) {
 		stored = written
 	}
 }
+
+// TestKubeflowRunningMessageAsV181: a running job's Running message is worded as Kubeflow's
+// operator (v1.8.1) words it, which names the namespace too except for a PyTorchJob with a Master
+// (hack/parity found "TFJob tf-full is running." where v1.8.1 writes "TFJob parity/tf-full ...").
+func TestKubeflowRunningMessageAsV181(t *testing.T) {
+	meta := metav1.ObjectMeta{Name: "j", Namespace: "ns", UID: "job-uid"}
+	running := func(types ...string) []corev1.Pod {
+		var pods []corev1.Pod
+		for _, typ := range types {
+			pods = append(pods, podOf(typ, 0, corev1.PodRunning))
+		}
+		return pods
+	}
+	for _, c := range []struct {
+		name string
+		job  render.Job
+		pods []corev1.Pod
+		want string
+	}{
+		{"PyTorchJob with a Master", kubeflowJob(false, kubeflowv1.JobStatus{}),
+			append(running("master", "worker"), podOf("worker", 1, corev1.PodRunning)), "PyTorchJob j is running."},
+		{"PyTorchJob of Workers", render.FromPyTorchJob(&kubeflowv1.PyTorchJob{ObjectMeta: meta, Spec: kubeflowv1.PyTorchJobSpec{
+			PyTorchReplicaSpecs: map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec{"Worker": kubeflowTemplate(1, "pytorch")}}}),
+			running("worker"), "PyTorchJob ns/j is running."},
+		{"TFJob", render.FromTFJob(&kubeflowv1.TFJob{ObjectMeta: meta, Spec: kubeflowv1.TFJobSpec{
+			TFReplicaSpecs: map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec{"Chief": kubeflowTemplate(1, "tensorflow"), "Worker": kubeflowTemplate(1, "tensorflow")}}}),
+			running("chief", "worker"), "TFJob ns/j is running."},
+	} {
+		st, _ := derive(t, c.job, c.pods, t0.Add(10*time.Second))
+		written := ToKubeflow(&st, &c.job)
+		var got string
+		for _, cond := range written.Conditions {
+			if cond.Type == kubeflowv1.JobRunning && cond.Status == corev1.ConditionTrue {
+				got = cond.Message
+			}
+		}
+		if got != c.want {
+			t.Errorf("%s: Running message %q; want %q", c.name, got, c.want)
+		}
+		if back := render.FromKubeflowStatus(&written); cmp.Diff(ProjectKubeflow(&st, &c.job), ProjectKubeflow(&back, &c.job)) != "" {
+			t.Errorf("%s: reading the written status back changes it", c.name)
+		}
+	}
+}
