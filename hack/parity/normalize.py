@@ -24,6 +24,15 @@ def owner(o):
 def drop(d, keys):
     return {k: v for k, v in (d or {}).items() if k not in keys}
 
+# What else of a pod a user sees, beside what pod() names: compared whole (the service-account
+# token volume, named at random by the API server, left out).
+POD_MORE = ("volumes", "serviceAccountName", "priorityClassName", "affinity", "nodeSelector",
+            "tolerations", "securityContext", "enableServiceLinks", "terminationGracePeriodSeconds")
+CONTAINER_MORE = ("image", "command", "args", "resources", "volumeMounts", "workingDir", "imagePullPolicy")
+
+def no_token(xs):
+    return [x for x in xs or [] if not x.get("name", "").startswith("kube-api-access-")] or None
+
 def pod(p):
     s = p["spec"]
     out = {
@@ -34,6 +43,7 @@ def pod(p):
         "phase": p["status"].get("phase"),
         "deleting": bool(p["metadata"].get("deletionTimestamp")),
         "containers": {},
+        "more": {k: (no_token(s.get(k)) if k == "volumes" else s.get(k)) for k in POD_MORE},
     }
     for kind in ("initContainers", "containers"):
         for c in s.get(kind, []):
@@ -41,6 +51,7 @@ def pod(p):
                 "env": {e["name"]: e.get("value", e.get("valueFrom")) for e in c.get("env", [])},
                 "envOrder": [e["name"] for e in c.get("env", [])],
                 "ports": c.get("ports"),
+                "more": {k: (no_token(c.get(k)) if k == "volumeMounts" else c.get(k)) for k in CONTAINER_MORE},
             }
     return out
 
@@ -84,6 +95,8 @@ for e in snap["events"]:
     line = f'{io["kind"]} {e["type"]} {e["reason"]}: {e.get("message","")}'
     ev[line] = ev.get(line, 0) + e.get("count", 1) if not e.get("series") else e["series"]["count"]
 for k in sorted(jobs):
-    jobs[k]["events"] = sorted(jobs[k]["events"])
+    # How often an event was written shows in kubectl describe (x12): kept as once or repeated,
+    # as the exact count depends on timing.
+    jobs[k]["events"] = sorted(e + (" (repeated)" if n > 1 else "") for e, n in jobs[k]["events"].items())
     print("---")
     print(yaml.safe_dump({k: jobs[k]}, sort_keys=True, width=200), end="")

@@ -12,6 +12,11 @@
 # starts the operator, plays the cases (suspend/resume, a deleted pod), snapshots at 8 s and 50 s,
 # stops the operator by its PID and deletes the namespace. Both operators run with the cluster's
 # admin kubeconfig (no RBAC of their own) and no listener (metrics and probes off).
+# Start the cluster with KWOK_POD_DELETE_DELAY_MS=1000 make cluster-up: KWOK's kubelet deletes a
+# pod by name and, without the delay, often deletes the pod recreated under the old one's name in a
+# restart (docs/local-cluster.md). The peer recreates such a pod silently; Trainyard reports it
+# "deleted by someone else" and, under restartPolicy Never, fails the job: seen on 12 of the 49
+# jobs of cases.yaml. The run warns when the cluster has no delay.
 # Needs, beside the project's pinned tools: jq, and Python 3 with PyYAML (Debian: jq, python3-yaml).
 # A developer's check: make test does not run it.
 set -euo pipefail
@@ -20,6 +25,8 @@ op=$1 OUT=${OUT:-.devcluster/parity} NS=parity CASES=${CASES:-hack/parity/cases.
 export KUBECONFIG=$PWD/.devcluster/kubeconfig KUBECACHEDIR=$PWD/.devcluster/cache
 k=.devcluster/bin/kubectl
 mkdir -p "$OUT"
+grep -A12 'name: pod-delete$' .devcluster/kwokctl-trainyard.yaml | grep -q durationMilliseconds ||
+  echo "$0: warning: the cluster has no KWOK_POD_DELETE_DELAY_MS: KWOK may delete recreated pods (see above)" >&2
 $k delete namespace $NS --ignore-not-found --wait --timeout=120s
 $k delete crd pytorchjobs.kubeflow.org tfjobs.kubeflow.org --ignore-not-found --wait
 # The PodGroup CRDs: Volcano's stand-in of the e2e suite and scheduler-plugins' own (from the
@@ -47,8 +54,13 @@ pid=$!
 trap 'kill $pid 2>/dev/null || true' EXIT
 sleep 5
 kill -0 $pid || { cat "$OUT/$tag.log" >&2; exit 1; }
+# The snapshots are timed from the apply's end, so every job is at least 8 s old in the first.
+# AGE still differs by how long the apply took: Trainyard's CRDs admitted cases.yaml's 49 jobs in
+# 4 to 7 s, the peer's in 2 to 3 s (the jobs created first are that much older).
 $k -n $NS apply -f "$CASES" >/dev/null
 snap() {
+  # First, so that AGE is the snapshot's time.
+  { $k -n $NS get pytorchjobs; $k -n $NS get tfjobs; $k -n $NS get pytorchjobs,tfjobs -o wide; } >"$OUT/$tag.$1.get.txt" 2>&1
   {
     echo '{"jobs":'; $k -n $NS get pytorchjobs,tfjobs -o json | jq .items
     echo ',"pods":'; $k -n $NS get pods -o json | jq .items
@@ -59,7 +71,6 @@ snap() {
     echo '}'
   } >"$OUT/$tag.$1.json"
   hack/parity/normalize.py "$OUT/$tag.$1.json" >"$OUT/$tag.$1.yaml"
-  { $k -n $NS get pytorchjobs; $k -n $NS get tfjobs; $k -n $NS get pytorchjobs,tfjobs -o wide; } >"$OUT/$tag.$1.get.txt" 2>&1
 }
 sleep 8
 snap 8s
