@@ -7,7 +7,9 @@
 #   hack/parity/compare.py $OUT/peer.50s.yaml $OUT/trainyard.50s.yaml
 # Gang: CASES=hack/parity/gang-volcano.yaml PEER_FLAGS=--gang-scheduler-name=volcano (the peer
 # gangs every job it runs; Trainyard the jobs whose templates name the scheduler); TAG names the
-# output files apart.
+# output files apart. v1.8.1 with Volcano creates no pod until the PodGroup has a phase, and the
+# local cluster runs no Volcano: PODGROUP_PHASE=Inqueue gives every Volcano PodGroup that phase, as
+# Volcano would, so that both operators' pods are compared.
 # One operator at a time: each run installs its own CRDs (deleting the other's, and so every job),
 # starts the operator, plays the cases (suspend/resume, a deleted pod), snapshots at 8 s and 50 s,
 # stops the operator by its PID and deletes the namespace. Both operators run with the cluster's
@@ -54,6 +56,15 @@ pid=$!
 trap 'kill $pid 2>/dev/null || true' EXIT
 sleep 5
 kill -0 $pid || { cat "$OUT/$tag.log" >&2; exit 1; }
+if [ -n "${PODGROUP_PHASE:-}" ]; then
+  while sleep 1; do
+    for g in $($k -n $NS get podgroups.scheduling.volcano.sh -o name 2>/dev/null); do
+      $k -n $NS patch "$g" --type=merge -p "{\"status\":{\"phase\":\"$PODGROUP_PHASE\"}}" >/dev/null 2>&1 || true
+    done
+  done &
+  pg=$!
+  trap 'kill $pid $pg 2>/dev/null || true' EXIT
+fi
 # The snapshots are timed from the apply's end, so every job is at least 8 s old in the first.
 # AGE still differs by how long the apply took: Trainyard's CRDs admitted cases.yaml's 49 jobs in
 # 4 to 7 s, the peer's in 2 to 3 s (the jobs created first are that much older).
@@ -85,6 +96,6 @@ sleep 17
 $k -n $NS patch pytorchjob pt-suspend-resume --type=merge -p '{"spec":{"runPolicy":{"suspend":false}}}' 2>/dev/null || true
 sleep 25
 snap 50s
-kill $pid; wait $pid || true; trap - EXIT
+kill $pid ${pg:-}; wait $pid || true; trap - EXIT
 $k delete namespace $NS --wait --timeout=120s
 echo "$OUT/$tag.50s.yaml"
