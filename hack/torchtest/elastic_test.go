@@ -47,6 +47,10 @@ const stallWindow = 40 * time.Second
 
 var survivors = []string{"scale-master-0", "scale-worker-0"}
 
+// scaleHold is the file ptj-elastic-scale.yaml's pods train on while it exists in their working
+// directory (train.py --hold).
+const scaleHold = "scale-hold"
+
 var scaleCases = map[string]scaleCase{
 	"with maxRestarts 3": {
 		file: "ptj-elastic-scale.yaml",
@@ -135,6 +139,15 @@ func playScale(t *testing.T, tc scaleCase, rt runtime, workdir string, n int) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Note: the pods train while the hold file exists (train.py --hold), until the scale-down.
+	// With a fixed 40 steps the first pods finished before worker-1's agent joined when the
+	// machine was busy (its torchrun took longer to start than the steps left), so the world of
+	// 3 could not form, whatever render did.
+	hold := filepath.Join(workdir, scaleHold)
+	if err := os.WriteFile(hold, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Remove(hold) })
 	net, runs, start := launch(t, out, rt, workdir, n)
 	var removed []*process
 	deadline := time.Now().Add(jobTimeout)
@@ -183,6 +196,11 @@ func playScale(t *testing.T, tc scaleCase, rt runtime, workdir string, n int) {
 	removed = append(removed, runs["scale-worker-1"].proc)
 	t.Logf("scaled to 2: worker-1 stopped %.1f s after its SIGTERM, exit %d", time.Since(down).Seconds(), exitCode(runs["scale-worker-1"].proc))
 	delete(runs, "scale-worker-1")
+	// Released only once worker-1 is stopped: the world of 3 cannot finish without it, and the
+	// survivors' training in a world of 2 ends after its 40 steps.
+	if err := os.Remove(hold); err != nil {
+		t.Fatal(err)
+	}
 	want := tc.afterScaleDown(rt)
 	if want.stalls {
 		steps := map[string]int{}

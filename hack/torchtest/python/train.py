@@ -16,6 +16,11 @@ import torch.distributed as dist
 # <step> <world size>" after every one, so that a test can fail or scale a replica mid-training.
 steps = int(sys.argv[sys.argv.index("--steps") + 1]) if "--steps" in sys.argv else 0
 
+# --hold FILE: train on past N steps while FILE exists in the working directory, which the pods
+# share: a test that adds a pod mid-training holds the training until the pod has joined, which
+# on a busy machine may take longer than N steps.
+hold = sys.argv[sys.argv.index("--hold") + 1] if "--hold" in sys.argv else None
+
 # --fail-first N: the pod's first N starts exit 1 before they join, as a container failing on
 # a cause outside it would (a data server down); the starts are counted in the file
 # fail-count-<hostname> of the working directory, which the pods share.
@@ -30,10 +35,16 @@ if "--fail-first" in sys.argv:
 
 dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=120))
 rank, world = dist.get_rank(), dist.get_world_size()
-for step in range(steps):
-    dist.all_reduce(torch.ones(1))
+step, held = 0, hold is not None
+while step < steps or held:
+    # The step's all-reduce carries whether the rank still sees the hold file: held while any
+    # does, so every rank decides alike and none leaves the loop while another goes on.
+    flags = torch.tensor([1.0 if hold and os.path.exists(hold) else 0.0])
+    dist.all_reduce(flags)
+    held = flags.item() > 0
     os.write(1, f"TRAINYARD_STEP {rank} {step} {world}\n".encode())
     time.sleep(0.25)
+    step += 1
 total = torch.tensor([float(rank)])
 dist.all_reduce(total)
 result = {
