@@ -28,6 +28,9 @@ type scaleCase struct {
 	afterScaleDown func(rt runtime) scaleDownOutcome
 	// skip, when set and it says why, skips the case under a runtime.
 	skip func(rt runtime) string
+	// withoutRestarts: the agents have no restart to spare, so a scale-up races them (see
+	// survivorGaveUp).
+	withoutRestarts bool
 }
 
 // scaleDownOutcome is what the scale-down leads to: the pods render deletes and creates again
@@ -79,8 +82,9 @@ var scaleCases = map[string]scaleCase{
 		},
 	},
 	"without maxRestarts": {
-		file: "ptj-elastic-scale.yaml",
-		edit: func(s string) string { return strings.Replace(s, "    maxRestarts: 3\n", "", 1) },
+		file:            "ptj-elastic-scale.yaml",
+		edit:            func(s string) string { return strings.Replace(s, "    maxRestarts: 3\n", "", 1) },
+		withoutRestarts: true,
 		skip: func(rt runtime) string {
 			if rt.leaverClosesRendezvous() {
 				// Note: seen in CI on 7257807 after two passes: the master's agent restarts its
@@ -176,8 +180,15 @@ func playScale(t *testing.T, tc scaleCase, rt runtime, workdir string, n int) {
 	net.writeResolution(t, dec)
 	up := time.Now()
 	start(added)
-	if !waitForWorld(t, runs, 3, 3, deadline) {
-		t.Fatalf("scaled to 3: the pods did not train in a world of 3 within %s of the start", jobTimeout)
+	for !waitForWorld(t, runs, 3, 3, earliest(deadline, time.Now().Add(time.Second))) {
+		if tc.withoutRestarts {
+			if name := survivorGaveUp(t, runs); name != "" {
+				t.Skipf("torch %s without maxRestarts, scaled to 3: %s's worker failed on its peer's restart for worker-1 before its agent saw worker-1 waiting, and the agent, with no restart to spare, gave up (a race of torch's agents, which look every --monitor_interval, 5 s in 1.x, 0.1 s in 2.x; worker-1 did reach the rendezvous; the ElasticWithoutRestarts warning asks for maxRestarts)", rt.version, name)
+			}
+		}
+		if !time.Now().Before(deadline) {
+			t.Fatalf("scaled to 3: the pods did not train in a world of 3 within %s of the start", jobTimeout)
+		}
 	}
 	t.Logf("scaled to 3: every pod trains in a world of 3, %.1f s after worker-1 started", time.Since(up).Seconds())
 
@@ -244,6 +255,32 @@ func playScale(t *testing.T, tc scaleCase, rt runtime, workdir string, n int) {
 		t.Errorf("%d pods after the scale-down, want 2", len(runs))
 	}
 	checkTheWorldFinished(t, runs, nil)
+}
+
+// survivorGaveUp names the first pod whose torchrun agent reported its worker failed (torch's
+// "failed (exitcode: N) local_rank: ..." line, printed only when a worker ends non-zero on its
+// own, not when its agent stops it for a restart), or "". Note: without restarts to spare, a
+// scale-up races the survivors' agents: the first to see the new pod waiting restarts its worker,
+// the other's worker fails on the lost peer, and unless its agent looked at the rendezvous
+// first, it gives up (torch 1.13 waits at its exit barrier, 2.x ends and closes the rendezvous).
+// Seen on torch 1.13 under load (its agents look every 5 s, and a busy machine spreads their
+// phases): worker-1 trained as rank 1 in a world of 2 beside worker-0, the master's worker failed
+// with "Connection closed by peer". A worker fails so only once the new pod is in the
+// rendezvous: a pod render left unable to join makes none fail, and the test times out.
+func survivorGaveUp(t *testing.T, runs map[string]*podRun) string {
+	for _, name := range survivors {
+		if r := runs[name]; r != nil && strings.Contains(r.proc.output(), "failed (exitcode: ") {
+			return name
+		}
+	}
+	return ""
+}
+
+func earliest(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // leaverClosesRendezvous reports whether the runtime's torchrun agent closes the rendezvous for
