@@ -29,11 +29,11 @@ func TestUnwrap(t *testing.T) {
 	}
 }
 
-// TestTheCRDsDescriptionsReadAsParagraphs: controller-gen keeps the Go comments' line breaks in
-// the descriptions, and kubectl explain prints them as they are and then wraps again, so every
-// field's text read ragged (a line of 90 characters, then one of 20). The installed CRDs hold
-// each paragraph on one line.
-func TestTheCRDsDescriptionsReadAsParagraphs(t *testing.T) {
+// eachSchema calls visit on every schema of the installed CRDs (the four files under kustomize/),
+// with its file's name and its path from the version's root; the parent of a property sees it
+// before its own properties are visited.
+func eachSchema(t *testing.T, visit func(file, path string, s *apiextensionsv1.JSONSchemaProps)) {
+	t.Helper()
 	files, _ := filepath.Glob("../../kustomize/crd/bases/*.yaml")
 	more, _ := filepath.Glob("../../kustomize/kubeflow/crd/*.yaml")
 	files = append(files, more...)
@@ -49,34 +49,44 @@ func TestTheCRDsDescriptionsReadAsParagraphs(t *testing.T) {
 		if err := yaml.Unmarshal(data, &crd); err != nil {
 			t.Fatal(err)
 		}
-		bad := 0
-		var first string
-		var visit func(path string, s *apiextensionsv1.JSONSchemaProps)
-		visit = func(path string, s *apiextensionsv1.JSONSchemaProps) {
-			if d := s.Description; strings.Contains(strings.ReplaceAll(d, "\n\n", ""), "\n") {
-				if bad == 0 {
-					first = path + ": " + d
-				}
-				bad++
-			}
+		var walk func(path string, s *apiextensionsv1.JSONSchemaProps)
+		walk = func(path string, s *apiextensionsv1.JSONSchemaProps) {
+			visit(filepath.Base(f), path, s)
 			for name, p := range s.Properties {
-				visit(path+"."+name, &p)
+				walk(path+"."+name, &p)
 			}
 			if s.Items != nil && s.Items.Schema != nil {
-				visit(path+"[]", s.Items.Schema)
+				walk(path+"[]", s.Items.Schema)
 			}
 			if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
-				visit(path+"{}", s.AdditionalProperties.Schema)
+				walk(path+"{}", s.AdditionalProperties.Schema)
 			}
 		}
 		for _, v := range crd.Spec.Versions {
 			if v.Schema != nil && v.Schema.OpenAPIV3Schema != nil {
-				visit(v.Name, v.Schema.OpenAPIV3Schema)
+				walk(v.Name, v.Schema.OpenAPIV3Schema)
 			}
 		}
-		if bad > 0 {
-			t.Errorf("%s: %d descriptions break lines inside a paragraph (make manifests), the first %q", filepath.Base(f), bad, first)
+	}
+}
+
+// TestTheCRDsDescriptionsReadAsParagraphs: controller-gen keeps the Go comments' line breaks in
+// the descriptions, and kubectl explain prints them as they are and then wraps again, so every
+// field's text read ragged (a line of 90 characters, then one of 20). The installed CRDs hold
+// each paragraph on one line.
+func TestTheCRDsDescriptionsReadAsParagraphs(t *testing.T) {
+	bad := map[string]int{}
+	first := map[string]string{}
+	eachSchema(t, func(file, path string, s *apiextensionsv1.JSONSchemaProps) {
+		if d := s.Description; strings.Contains(strings.ReplaceAll(d, "\n\n", ""), "\n") {
+			if bad[file] == 0 {
+				first[file] = path + ": " + d
+			}
+			bad[file]++
 		}
+	})
+	for file, n := range bad {
+		t.Errorf("%s: %d descriptions break lines inside a paragraph (make manifests), the first %q", file, n, first[file])
 	}
 }
 
@@ -108,41 +118,14 @@ func TestTheCRDsDescriptionsNameNoGoIdentifier(t *testing.T) {
 		t.Fatalf("found %d exported identifiers in apis/; want the packages' constants", len(idents))
 	}
 	word := regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
-	files, _ := filepath.Glob("../../kustomize/crd/bases/*.yaml")
-	more, _ := filepath.Glob("../../kustomize/kubeflow/crd/*.yaml")
-	for _, f := range append(files, more...) {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var crd apiextensionsv1.CustomResourceDefinition
-		if err := yaml.Unmarshal(data, &crd); err != nil {
-			t.Fatal(err)
-		}
-		var visit func(path string, s *apiextensionsv1.JSONSchemaProps)
-		visit = func(path string, s *apiextensionsv1.JSONSchemaProps) {
-			for _, w := range word.FindAllString(s.Description, -1) {
-				if idents[w] {
-					t.Errorf("%s %s: the description names the Go identifier %s: %q", filepath.Base(f), path, w, s.Description)
-				}
-			}
-			for name, p := range s.Properties {
-				if name == "template" && p.Description == "" {
-					t.Errorf("%s %s.template has no description", filepath.Base(f), path)
-				}
-				visit(path+"."+name, &p)
-			}
-			if s.Items != nil && s.Items.Schema != nil {
-				visit(path+"[]", s.Items.Schema)
-			}
-			if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
-				visit(path+"{}", s.AdditionalProperties.Schema)
+	eachSchema(t, func(file, path string, s *apiextensionsv1.JSONSchemaProps) {
+		for _, w := range word.FindAllString(s.Description, -1) {
+			if idents[w] {
+				t.Errorf("%s %s: the description names the Go identifier %s: %q", file, path, w, s.Description)
 			}
 		}
-		for _, v := range crd.Spec.Versions {
-			if v.Schema != nil && v.Schema.OpenAPIV3Schema != nil {
-				visit(v.Name, v.Schema.OpenAPIV3Schema)
-			}
+		if p, ok := s.Properties["template"]; ok && p.Description == "" {
+			t.Errorf("%s %s.template has no description", file, path)
 		}
-	}
+	})
 }
