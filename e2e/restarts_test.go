@@ -246,20 +246,29 @@ func restartsBackOff(ctx context.Context, t *testing.T, c client.Client, ns stri
 	t.Logf("first restart: new gang running in %s; second: %s after the failure (%s from when the Waiting condition said so)", first, waited, second)
 }
 
+// intoASecondBackoff creates job (a master and a worker, OnFailure, backoffLimit 5), fails its
+// worker once (the gang restarts at once, counted) and again, and returns once the job says the
+// second restart waits for its back-off; old are the pods of the second run.
+func intoASecondBackoff(ctx context.Context, t *testing.T, c client.Client, ns, job string) map[string]types.UID {
+	t.Helper()
+	create(ctx, t, c, ns, pyTorchJob(job).Workers(1, sim("", "")).Policy(batch.RestartPolicyOnFailure).BackoffLimit(5).Obj())
+	gang := []string{job + "-master-0", job + "-worker-0"}
+	old := runningPods(ctx, t, c, ns, job, 2)
+	annotatePod(ctx, t, c, ns, job+"-worker-0", simExitCode, "1")
+	waitReplaced(ctx, t, c, ns, job, old, gang, 2, true)
+	waitCounts(ctx, t, c, ns, job, 1, 0, 1, map[string]int32{"master": 1, "worker": 1})
+	old = runningPods(ctx, t, c, ns, job, 2)
+	annotatePod(ctx, t, c, ns, job+"-worker-0", simExitCode, "1")
+	waitingIs(ctx, t, c, ns, job, batch.ReasonRestarting, "after the first waits")
+	return old
+}
+
 // heldFailuresCount: a failure held in back-off is counted once whatever ends the hold. The
 // operator learns of a hand deletion from its watch (the pod's last state, exit code included) and
 // of a pause from the job: render tests cannot show that the count reaches the status.
 func heldFailuresCount(ctx context.Context, t *testing.T, c client.Client, ns string) {
-	create(ctx, t, c, ns, pyTorchJob("hc").Workers(1, sim("", "")).Policy(batch.RestartPolicyOnFailure).BackoffLimit(5).Obj())
-	old := runningPods(ctx, t, c, ns, "hc", 2)
-	annotatePod(ctx, t, c, ns, "hc-worker-0", simExitCode, "1")
-	waitReplaced(ctx, t, c, ns, "hc", old, []string{"hc-master-0", "hc-worker-0"}, 2, true)
-	waitCounts(ctx, t, c, ns, "hc", 1, 0, 1, map[string]int32{"master": 1, "worker": 1})
-
 	// The second failure waits 10 s; kubectl delete pod on it ends the wait and counts it.
-	old = runningPods(ctx, t, c, ns, "hc", 2)
-	annotatePod(ctx, t, c, ns, "hc-worker-0", simExitCode, "1")
-	waitingIs(ctx, t, c, ns, "hc", batch.ReasonRestarting, "after the first waits")
+	old := intoASecondBackoff(ctx, t, c, ns, "hc")
 	deleted := time.Now()
 	if err := c.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hc-worker-0"}}); err != nil {
 		t.Fatalf("deleting hc-worker-0: %v", err)
@@ -284,16 +293,8 @@ func heldFailuresCount(ctx context.Context, t *testing.T, c client.Client, ns st
 // back-off gets the fixed pods at once, as the kubelet restarts a container whose spec changed;
 // an edit outside the templates keeps the wait (render/backoff.go).
 func templateEditEndsTheBackoff(ctx context.Context, t *testing.T, c client.Client, ns string) {
-	create(ctx, t, c, ns, pyTorchJob("be").Workers(1, sim("", "")).Policy(batch.RestartPolicyOnFailure).BackoffLimit(5).Obj())
-	old := runningPods(ctx, t, c, ns, "be", 2)
-	annotatePod(ctx, t, c, ns, "be-worker-0", simExitCode, "1")
-	waitReplaced(ctx, t, c, ns, "be", old, []string{"be-master-0", "be-worker-0"}, 2, true)
-	waitCounts(ctx, t, c, ns, "be", 1, 0, 1, map[string]int32{"master": 1, "worker": 1})
-
 	// The second failure waits 10 s from its end.
-	old = runningPods(ctx, t, c, ns, "be", 2)
-	annotatePod(ctx, t, c, ns, "be-worker-0", simExitCode, "1")
-	waitingIs(ctx, t, c, ns, "be", batch.ReasonRestarting, "after the first waits")
+	old := intoASecondBackoff(ctx, t, c, ns, "be")
 	var failed corev1.Pod
 	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "be-worker-0"}, &failed); err != nil {
 		t.Fatal(err)
