@@ -83,16 +83,22 @@ func TestFindJob(t *testing.T) {
 		"nothing":  `no training job "nothing" in namespace ns`,
 		"both":     `"both" names jobs of several kinds: say which, e.g. ptj/both or tfj/both`,
 	} {
-		j, err := s.findJob(context.Background(), ref)
-		got := ""
-		if err != nil {
-			got = err.Error()
-		} else {
-			got = j.info.kind
-		}
-		if got != want {
-			t.Errorf("findJob(%q) = %s; want %s", ref, got, want)
-		}
+		checkFindJob(t, s, ref, want)
+	}
+}
+
+// checkFindJob checks that s.findJob(ref) finds a job of kind want, or fails saying want.
+func checkFindJob(t *testing.T, s *session, ref, want string) {
+	t.Helper()
+	j, err := s.findJob(context.Background(), ref)
+	got := ""
+	if err != nil {
+		got = err.Error()
+	} else {
+		got = j.info.kind
+	}
+	if got != want {
+		t.Errorf("findJob(%q) = %s; want %s", ref, got, want)
 	}
 }
 
@@ -117,16 +123,7 @@ func TestFindJobKindNotInstalled(t *testing.T) {
 		"nothing":      `no training job "nothing" in namespace ns (the cluster has no PyTorchJob, TFJob: not installed)`,
 		"p":            "PyTorchTrainingJob",
 	} {
-		j, err := s.findJob(context.Background(), ref)
-		got := ""
-		if err != nil {
-			got = err.Error()
-		} else {
-			got = j.info.kind
-		}
-		if got != want {
-			t.Errorf("findJob(%q) = %s; want %s", ref, got, want)
-		}
+		checkFindJob(t, s, ref, want)
 	}
 }
 

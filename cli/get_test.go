@@ -64,30 +64,56 @@ func waitRows(t *testing.T, out *lockedBuffer, n int) []string {
 	}
 }
 
-// `trainyard get --watch`: the table, then a row for each change a row shows (not for one it
-// does not), a new job of another kind, and a deletion, until the context ends.
-func TestGetWatch(t *testing.T) {
-	// The fake client's watches start from the moment they open, whatever resourceVersion they
-	// are given: the test waits for all four before changing anything.
+// watching is `trainyard get --watch` running against a fake API server.
+type watching struct {
+	c      client.WithWatch
+	ctx    context.Context
+	out    lockedBuffer
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// startGetWatch runs get --watch against a fake API server holding objs and returns once its
+// table has rows lines (the header too) and its watch of every kind is open: the fake client's
+// watches start from the moment they open, whatever resourceVersion they are given, so nothing
+// may change before.
+func startGetWatch(t *testing.T, rows int, objs ...client.Object) (*watching, []string) {
+	t.Helper()
 	opened := make(chan struct{}, len(kinds))
-	c := fake.NewClientBuilder().WithScheme(controller.Scheme()).WithObjects(ptj(nil, batch.JobPending)).
+	w := &watching{done: make(chan error)}
+	w.c = fake.NewClientBuilder().WithScheme(controller.Scheme()).WithObjects(objs...).
 		WithInterceptorFuncs(interceptor.Funcs{
 			Watch: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) (watch.Interface, error) {
 				defer func() { opened <- struct{}{} }()
 				return c.Watch(ctx, list, opts...)
 			},
 		}).Build()
-	s := &session{client: c, namespace: "ns"}
-	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut lockedBuffer
-	done := make(chan error)
-	go func() { done <- s.get(ctx, table{}, true, &out, &errOut) }()
-	if rows := waitRows(t, &out, 2); len(rows) != 2 || !strings.HasPrefix(rows[1], "PyTorchTrainingJob p Pending 0/0 0 -") {
-		t.Fatalf("the table:\n%s", out.String())
-	}
+	s := &session{client: w.c, namespace: "ns"}
+	w.ctx, w.cancel = context.WithCancel(context.Background())
+	t.Cleanup(w.cancel)
+	var errOut lockedBuffer
+	go func() { w.done <- s.get(w.ctx, table{}, true, &w.out, &errOut) }()
+	table := waitRows(t, &w.out, rows)
 	for range kinds {
 		<-opened
 	}
+	return w, table
+}
+
+// stop ends the watch and returns get's error.
+func (w *watching) stop() error {
+	w.cancel()
+	return <-w.done
+}
+
+// `trainyard get --watch`: the table, then a row for each change a row shows (not for one it
+// does not), a new job of another kind, and a deletion, until the context ends.
+func TestGetWatch(t *testing.T) {
+	w, rows := startGetWatch(t, 2, ptj(nil, batch.JobPending))
+	if len(rows) != 2 || !strings.HasPrefix(rows[1], "PyTorchTrainingJob p Pending 0/0 0 -") {
+		t.Fatalf("the table:\n%s", w.out.String())
+	}
+	c, ctx, out := w.c, w.ctx, &w.out
 
 	update := func(mutate func(*batch.PyTorchTrainingJob)) {
 		t.Helper()
@@ -110,9 +136,8 @@ func TestGetWatch(t *testing.T) {
 	if err := c.Delete(ctx, ptj(nil, "")); err != nil {
 		t.Fatal(err)
 	}
-	rows := waitRows(t, &out, 5)
-	cancel()
-	if err := <-done; err != nil {
+	rows = waitRows(t, out, 5)
+	if err := w.stop(); err != nil {
 		t.Errorf("get --watch ended with %v; want nil once the context ends", err)
 	}
 	// Each kind is watched on its own, so the TFJob's row may come before or after the
@@ -313,30 +338,15 @@ func TestGetSaysWhyAJobFailed(t *testing.T) {
 // TestGetWatchAKubeflowJobFailing: the row get -w prints when a PyTorchJob fails counts its
 // running pods from the pods (none left running), not the active count it failed with.
 func TestGetWatchAKubeflowJobFailing(t *testing.T) {
-	opened := make(chan struct{}, len(kinds))
 	j := pytorchJob(nil)
 	j.Spec.PyTorchReplicaSpecs = map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec{"Worker": {Replicas: func() *int32 { n := int32(2); return &n }()}}
 	j.Status.Conditions = []kubeflowv1.JobCondition{{Type: kubeflowv1.JobRunning, Status: corev1.ConditionTrue}}
 	j.Status.ReplicaStatuses = map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaStatus{"Worker": {Active: 2}}
-	c := fake.NewClientBuilder().WithScheme(controller.Scheme()).WithObjects(j).
-		WithInterceptorFuncs(interceptor.Funcs{
-			Watch: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) (watch.Interface, error) {
-				defer func() { opened <- struct{}{} }()
-				return c.Watch(ctx, list, opts...)
-			},
-		}).Build()
-	s := &session{client: c, namespace: "ns"}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var out, errOut lockedBuffer
-	done := make(chan error)
-	go func() { done <- s.get(ctx, table{}, true, &out, &errOut) }()
-	if rows := waitRows(t, &out, 2); len(rows) != 2 || !strings.HasPrefix(rows[1], "PyTorchJob k Running 2/2 0 -") {
-		t.Fatalf("the table:\n%s", out.String())
+	w, rows := startGetWatch(t, 2, j)
+	if len(rows) != 2 || !strings.HasPrefix(rows[1], "PyTorchJob k Running 2/2 0 -") {
+		t.Fatalf("the table:\n%s", w.out.String())
 	}
-	for range kinds {
-		<-opened
-	}
+	c, ctx := w.c, w.ctx
 	failed := &kubeflowv1.PyTorchJob{}
 	if err := c.Get(ctx, client.ObjectKeyFromObject(j), failed); err != nil {
 		t.Fatal(err)
@@ -345,11 +355,10 @@ func TestGetWatchAKubeflowJobFailing(t *testing.T) {
 	if err := c.Update(ctx, failed); err != nil {
 		t.Fatal(err)
 	}
-	rows := waitRows(t, &out, 3)
-	cancel()
-	<-done
+	rows = waitRows(t, &w.out, 3)
+	_ = w.stop()
 	if len(rows) != 3 || !strings.HasPrefix(rows[2], "PyTorchJob k Failed 0/2 0 DeadlineExceeded") {
-		t.Errorf("get -w:\n%s\nwant the last row PyTorchJob k Failed 0/2 0 DeadlineExceeded", out.String())
+		t.Errorf("get -w:\n%s\nwant the last row PyTorchJob k Failed 0/2 0 DeadlineExceeded", w.out.String())
 	}
 }
 
@@ -357,24 +366,8 @@ func TestGetWatchAKubeflowJobFailing(t *testing.T) {
 // whose columns hold the rows that come (the longest kind, phase and common reason), where each
 // row used to be laid out in the header's own widths (KIND 4 wide) and none lined up.
 func TestGetWatchAlignsRowsAfterAnEmptyTable(t *testing.T) {
-	opened := make(chan struct{}, len(kinds))
-	c := fake.NewClientBuilder().WithScheme(controller.Scheme()).
-		WithInterceptorFuncs(interceptor.Funcs{
-			Watch: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) (watch.Interface, error) {
-				defer func() { opened <- struct{}{} }()
-				return c.Watch(ctx, list, opts...)
-			},
-		}).Build()
-	s := &session{client: c, namespace: "ns"}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var out, errOut lockedBuffer
-	done := make(chan error)
-	go func() { done <- s.get(ctx, table{}, true, &out, &errOut) }()
-	waitRows(t, &out, 1)
-	for range kinds {
-		<-opened
-	}
+	w, _ := startGetWatch(t, 1)
+	c, out := w.c, &w.out
 	tf := &batch.TensorFlowTrainingJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "t"}}
 	if err := c.Create(context.Background(), tf); err != nil {
 		t.Fatal(err)
@@ -384,9 +377,8 @@ func TestGetWatchAlignsRowsAfterAnEmptyTable(t *testing.T) {
 	if err := c.Update(context.Background(), tf); err != nil {
 		t.Fatal(err)
 	}
-	waitRows(t, &out, 3)
-	cancel()
-	<-done
+	waitRows(t, out, 3)
+	_ = w.stop()
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	header := lines[0]
 	for _, line := range lines[1:] {
