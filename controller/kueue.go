@@ -114,22 +114,35 @@ func (k *kueueCache) getJobs(ctx context.Context) (cache.Cache, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := cache.New(k.mgr.GetConfig(), cache.Options{
-		Scheme:                   k.mgr.GetScheme(),
-		Mapper:                   k.mgr.GetRESTMapper(),
-		DefaultWatchErrorHandler: watchErrors.handle,
+	c, err := k.start(ctx, "Kueue's Workloads of kubeflow.org jobs", cache.Options{
 		ByObject: map[client.Object]cache.ByObject{newWorkload(): {
 			Label: labels.NewSelector().Add(*made), Transform: trimJobWorkload,
 		}},
+	}, func(c cache.Cache) error {
+		return c.IndexField(ctx, newWorkload(), workloadControllerIndex, func(o client.Object) []string {
+			return controllerUID(o)
+		})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("making the cache of Kueue's Workloads of kubeflow.org jobs: %w", err)
-	}
-	// Before the cache starts, so that its informer has the index from its first object.
-	if err := c.IndexField(ctx, newWorkload(), workloadControllerIndex, func(o client.Object) []string {
-		return controllerUID(o)
-	}); err != nil {
 		return nil, err
+	}
+	k.jobs = c
+	return c, nil
+}
+
+// start makes a cache of what opts selects (the manager's scheme and mapper, watch errors said
+// once), sets it up (before it starts, so that an index holds from its first object), runs it
+// with the manager and waits for it to sync; what names it in errors.
+func (k *kueueCache) start(ctx context.Context, what string, opts cache.Options, setup func(cache.Cache) error) (cache.Cache, error) {
+	opts.Scheme, opts.Mapper, opts.DefaultWatchErrorHandler = k.mgr.GetScheme(), k.mgr.GetRESTMapper(), watchErrors.handle
+	c, err := cache.New(k.mgr.GetConfig(), opts)
+	if err != nil {
+		return nil, fmt.Errorf("making the cache of %s: %w", what, err)
+	}
+	if setup != nil {
+		if err := setup(c); err != nil {
+			return nil, err
+		}
 	}
 	if err := k.mgr.Add(c); err != nil {
 		return nil, err
@@ -137,9 +150,8 @@ func (k *kueueCache) getJobs(ctx context.Context) (cache.Cache, error) {
 	wait, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if !c.WaitForCacheSync(wait) {
-		return nil, errors.New("the cache of Kueue's Workloads of kubeflow.org jobs did not start")
+		return nil, fmt.Errorf("the cache of %s did not start", what)
 	}
-	k.jobs = c
 	return c, nil
 }
 
@@ -190,23 +202,12 @@ func (k *kueueCache) get(ctx context.Context) (cache.Cache, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := cache.New(k.mgr.GetConfig(), cache.Options{
-		Scheme:                   k.mgr.GetScheme(),
-		Mapper:                   k.mgr.GetRESTMapper(),
-		DefaultTransform:         cache.TransformStripManagedFields(),
-		DefaultWatchErrorHandler: watchErrors.handle,
-		ByObject:                 map[client.Object]cache.ByObject{newWorkload(): {Label: labels.NewSelector().Add(*owned)}},
-	})
+	c, err := k.start(ctx, "Kueue's objects", cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject:         map[client.Object]cache.ByObject{newWorkload(): {Label: labels.NewSelector().Add(*owned)}},
+	}, nil)
 	if err != nil {
-		return nil, fmt.Errorf("making the cache of Kueue's objects: %w", err)
-	}
-	if err := k.mgr.Add(c); err != nil {
 		return nil, err
-	}
-	wait, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if !c.WaitForCacheSync(wait) {
-		return nil, errors.New("the cache of Kueue's objects did not start")
 	}
 	k.cache = c
 	return c, nil
