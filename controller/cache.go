@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	"github.com/trainyard/trainyard/render"
 )
 
 // cacheOptions limit the operator's watches to the objects it owns (those carrying the
@@ -75,8 +76,9 @@ func trimPod(p *corev1.Pod) {
 		InitContainerStatuses: waitingOnly(p.Status.InitContainerStatuses), ContainerStatuses: trimContainerStatuses(p.Status.ContainerStatuses)}
 }
 
-// trimContainerStatuses keeps how each container is doing: its exit code and when it ran (a
-// restart's back-off counts from its end), or why it waits.
+// trimContainerStatuses keeps how each container is doing: its exit code, when it ran (a
+// restart's back-off counts from its end) and, when it failed, the line of its termination
+// message that says why; or why it waits.
 func trimContainerStatuses(in []corev1.ContainerStatus) []corev1.ContainerStatus {
 	out := make([]corev1.ContainerStatus, len(in))
 	for i, c := range in {
@@ -85,6 +87,10 @@ func trimContainerStatuses(in []corev1.ContainerStatus) []corev1.ContainerStatus
 		case c.State.Terminated != nil:
 			t := c.State.Terminated
 			s.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: t.ExitCode, Reason: t.Reason, StartedAt: t.StartedAt, FinishedAt: t.FinishedAt}
+			if t.ExitCode != 0 {
+				// Of the log's tail the kubelet kept (up to 2 KiB), the one line render quotes.
+				s.State.Terminated.Message = render.LastWords(t.Message)
+			}
 		case c.State.Running != nil:
 			s.State.Running = &corev1.ContainerStateRunning{}
 		case c.State.Waiting != nil:

@@ -26,6 +26,9 @@ const (
 	simStartDelay  = "sim.trainyard.dev/start-delay"
 	simRunDuration = "sim.trainyard.dev/run-duration"
 	simExitCode    = "sim.trainyard.dev/exit-code"
+	// simLastLog stands for the tail of a failed container's log, which the kubelet copies into
+	// its terminated message under terminationMessagePolicy FallbackToLogsOnError.
+	simLastLog = "sim.trainyard.dev/last-log"
 )
 
 // sim is a pod template's simulation: runs for d (empty: until deleted), then exits with code.

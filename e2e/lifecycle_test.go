@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -93,10 +94,18 @@ func tensorFlowSucceeds(ctx context.Context, t *testing.T, c client.Client, ns s
 
 func failsOnExit(policy batch.RestartPolicy, reason string) assessFn {
 	return func(ctx context.Context, t *testing.T, c client.Client, ns string) {
-		create(ctx, t, c, ns, pyTorchJob("fail").Workers(2, sim("1s", "1")).WorkerPolicy(policy).Obj())
+		ann := sim("1s", "1")
+		ann[simLastLog] = "Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\nValueError: lr must be positive\n"
+		create(ctx, t, c, ns, pyTorchJob("fail").Workers(2, ann).WorkerPolicy(policy).Obj())
 		st := waitPhase(ctx, t, c, ns, "fail", batch.JobFailed)
 		if got := condition(st, batch.ConditionFailed); got != "True/"+reason {
 			t.Errorf("Failed condition = %q; want True/%s", got, reason)
+		}
+		// The failed worker's log is quoted: its container's terminationMessagePolicy is
+		// FallbackToLogsOnError, so its terminated message holds the log's tail.
+		const quoted = `exited with code 1 after logging "ValueError: lr must be positive"`
+		if m := meta.FindStatusCondition(st.Conditions, batch.ConditionFailed); m == nil || !strings.Contains(m.Message, quoted) {
+			t.Errorf("Failed condition %+v; want its message to say %s", m, quoted)
 		}
 		if st.BackoffCount != 0 || st.CompletionTime == nil {
 			t.Errorf("backoffCount %d, completionTime %v; want 0 and set", st.BackoffCount, st.CompletionTime)

@@ -36,6 +36,10 @@ type observedPod struct {
 	// its run began and ended (zero when the container did not report them).
 	exitCode          *int32
 	started, finished time.Time
+	// exitReason is the kubelet's word for how the training container ended, when it says more
+	// than that it exited (OOMKilled, ContainerCannotRun); lastWords, the line of its termination
+	// message (its log's tail, by render's default FallbackToLogsOnError) that says why it failed.
+	exitReason, lastWords string
 	// disrupted: evicted, preempted, or its node lost, rather than exited by itself; cause says how.
 	disrupted bool
 	cause     string
@@ -119,6 +123,10 @@ func classify(j *Job, p *corev1.Pod) *observedPod {
 		code := c.State.Terminated.ExitCode
 		o.exitCode = &code
 		o.started, o.finished = c.State.Terminated.StartedAt.Time, c.State.Terminated.FinishedAt.Time
+		if code != 0 {
+			o.exitReason = notableExitReason(c.State.Terminated.Reason)
+			o.lastWords = lastWords(c.State.Terminated.Message)
+		}
 	}
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {

@@ -181,6 +181,10 @@ func (r *renderer) prototype(t *ReplicaType) (*corev1.Pod, int) {
 			addTrainingPort(r.job, &pod.Spec.Containers[c])
 		}
 		r.applyRunMode(t, &pod.Spec, c)
+		if ctr := &pod.Spec.Containers[c]; ctr.TerminationMessagePolicy == "" {
+			// The failed rank's last words outlive its pod (lastwords.go).
+			ctr.TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
+		}
 		if r.job.Torchrun != nil && !r.job.Debug {
 			r.torchrunCommand(t, &pod.Spec.Containers[c])
 		}

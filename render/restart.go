@@ -471,7 +471,8 @@ func (r *renderer) exceedsBackoffLimit(backoff int64) bool {
 	return backoff > 0 && int64(r.out.Decisions.BackoffCount)+backoff > int64(r.job.BackoffLimit)
 }
 
-// howItEnded says in a few words how a replica ended, without volatile detail.
+// howItEnded says in a few words how a replica ended, without volatile detail: the same words
+// for as long as the pod is there to read (its exit code, the kubelet's reason, its last words).
 func howItEnded(p *observedPod) string {
 	switch {
 	case p.nodeLost:
@@ -481,7 +482,14 @@ func howItEnded(p *observedPod) string {
 	case p.disrupted:
 		return causeEvicted
 	case p.exitCode != nil:
-		return fmt.Sprintf("exited with code %d", *p.exitCode)
+		s := fmt.Sprintf("exited with code %d", *p.exitCode)
+		if p.exitReason != "" {
+			s += " (" + p.exitReason + ")"
+		}
+		if p.lastWords != "" {
+			s += fmt.Sprintf(" after logging %q", p.lastWords)
+		}
+		return s
 	default:
 		return "failed without an exit code"
 	}

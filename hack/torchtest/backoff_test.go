@@ -5,6 +5,7 @@ package torchtest
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -61,6 +62,11 @@ func playBackoff(t *testing.T, tc backoffCase, rt runtime, workdir string, n int
 				t.Errorf("a held restart: deletes %d pods, reason %q, message %q; want none deleted, Restarting, the message naming %s",
 					len(dec.Decisions.Delete), dec.Decisions.Reason, dec.Decisions.Message, at.UTC().Format(time.RFC3339))
 			}
+			// The failed container's log is gone with its pod; the kubelet's copy of its tail
+			// (FallbackToLogsOnError, which render sets) names the Python exception it died of.
+			if !lastWordsQuoted.MatchString(dec.Decisions.Message) {
+				t.Errorf("a held restart's message %q does not quote the failed start's exception (%s)", dec.Decisions.Message, lastWordsQuoted)
+			}
 			for name, r := range runs {
 				if name != tc.failing && isDone(r.proc) {
 					t.Errorf("%s ended while the restart waited; want it left running", name)
@@ -102,6 +108,9 @@ func playBackoff(t *testing.T, tc backoffCase, rt runtime, workdir string, n int
 	}
 	checkTheWorldFinished(t, runs, nil)
 }
+
+// lastWordsQuoted is how the message of a restart of train.py --fail-first quotes its exception.
+var lastWordsQuoted = regexp.MustCompile(`exited with code 1 after logging "RuntimeError: start [0-9]+ fails as asked \(--fail-first\)"`)
 
 // restartBackoffAfter is the wait of a restart after restarts counted ones: none for the first,
 // then render.RestartBackoffBase doubling.

@@ -274,6 +274,12 @@ func observe(runs map[string]*podRun) []*corev1.Pod {
 			p.Status.Phase = corev1.PodFailed
 			if code == 0 {
 				p.Status.Phase = corev1.PodSucceeded
+				status.State.Terminated.Reason = "Completed"
+			} else {
+				status.State.Terminated.Reason = "Error"
+				if trainingContainerOf(p).TerminationMessagePolicy == corev1.TerminationMessageFallbackToLogsOnError {
+					status.State.Terminated.Message = logTail(r.proc.output())
+				}
 			}
 		default:
 			status.State.Running = &corev1.ContainerStateRunning{StartedAt: started}
@@ -284,6 +290,30 @@ func observe(runs map[string]*podRun) []*corev1.Pod {
 	}
 	slices.SortFunc(out, func(a, b *corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
 	return out
+}
+
+// logTail is what the kubelet (v1.37, kuberuntime's readLastStringFromContainerLogs) makes a
+// failed container's termination message of under terminationMessagePolicy
+// FallbackToLogsOnError, when the program wrote none: the log's last 80 lines, of which the last
+// 2,048 bytes. The process's output stands for the container's log (stdout and stderr, in order).
+func logTail(log string) string {
+	const maxLines, maxBytes = 80, 2048
+	lines := strings.SplitAfter(log, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	tail := strings.Join(lines[max(0, len(lines)-maxLines):], "")
+	return tail[max(0, len(tail)-maxBytes):]
+}
+
+// trainingContainerOf is the pod's training container: the one named pytorch, as render names it.
+func trainingContainerOf(p *corev1.Pod) *corev1.Container {
+	for i := range p.Spec.Containers {
+		if p.Spec.Containers[i].Name == "pytorch" {
+			return &p.Spec.Containers[i]
+		}
+	}
+	return &corev1.Container{}
 }
 
 // kubeletTime is t as a pod's status carries it: RFC 3339, whole seconds.

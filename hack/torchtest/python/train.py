@@ -21,7 +21,7 @@ steps = int(sys.argv[sys.argv.index("--steps") + 1]) if "--steps" in sys.argv el
 # on a busy machine may take longer than N steps.
 hold = sys.argv[sys.argv.index("--hold") + 1] if "--hold" in sys.argv else None
 
-# --fail-first N: the pod's first N starts exit 1 before they join, as a container failing on
+# --fail-first N: the pod's first N starts raise RuntimeError (exit 1) before they join, as a container failing on
 # a cause outside it would (a data server down); the starts are counted in the file
 # fail-count-<hostname> of the working directory, which the pods share.
 if "--fail-first" in sys.argv:
@@ -31,7 +31,9 @@ if "--fail-first" in sys.argv:
         f.write(str(starts))
     if starts <= int(sys.argv[sys.argv.index("--fail-first") + 1]):
         print(f"TRAINYARD_FAIL start {starts}", flush=True)
-        sys.exit(1)
+        # An uncaught exception, as a real failure would be: Python prints its traceback and
+        # exits 1; its last line is what the test expects the job to quote.
+        raise RuntimeError(f"start {starts} fails as asked (--fail-first)")
 
 dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=120))
 rank, world = dist.get_rank(), dist.get_world_size()
