@@ -347,7 +347,7 @@ func (r *renderer) build() {
 		if r.job.Kubeflow != nil {
 			field = "spec.elasticPolicy.maxRestarts"
 		}
-		r.warn(WarnElasticRestarts, "the job is elastic but "+field+" is unset or 0: once it is scaled down, the remaining pods' torchrun agents have no restart to spare to go on in the smaller world, so they fail (torch 1.x after waiting 300 s) and the job restarts as a gang (a disruption, not counted in backoffCount); set "+field+" (each scale-down uses one restart of every remaining agent)")
+		r.warn(WarnElasticRestarts, "the job is elastic but "+field+" is unset or 0: once it is scaled down, the remaining pods' torchrun agents have no restart to spare to go on in the smaller world, so they fail (torch 1.x after waiting 300 s) and the job restarts as a gang (a disruption, not counted in backoffCount); a scale-up can fail so too, when an agent sees its worker end as the world re-forms before it sees the newcomer; set "+field+" (each scale-down uses one restart of every remaining agent)")
 	}
 	r.deadline()
 	r.expire()
