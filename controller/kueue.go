@@ -96,8 +96,11 @@ type kueueCache struct {
 }
 
 // workloadControllerIndex indexes the cached Workloads of Kueue's own jobs by their
-// controller's UID.
-const workloadControllerIndex = "trainyard.workloadController"
+// controller's UID; workloadUIDIndex, by their own (a preemption names its preemptor's).
+const (
+	workloadControllerIndex = "trainyard.workloadController"
+	workloadUIDIndex        = "trainyard.workloadUID"
+)
 
 // getJobs returns the started and synced cache of the Workloads Kueue makes for the jobs of its
 // own integrations (labelled kueue.x-k8s.io/job-uid), making it on first use. Note: a cache of its
@@ -119,8 +122,13 @@ func (k *kueueCache) getJobs(ctx context.Context) (cache.Cache, error) {
 			Label: labels.NewSelector().Add(*made), Transform: trimJobWorkload,
 		}},
 	}, func(c cache.Cache) error {
-		return c.IndexField(ctx, newWorkload(), workloadControllerIndex, func(o client.Object) []string {
+		if err := c.IndexField(ctx, newWorkload(), workloadControllerIndex, func(o client.Object) []string {
 			return controllerUID(o)
+		}); err != nil {
+			return err
+		}
+		return c.IndexField(ctx, newWorkload(), workloadUIDIndex, func(o client.Object) []string {
+			return []string{string(o.GetUID())}
 		})
 	})
 	if err != nil {
@@ -260,6 +268,7 @@ func (k *kueueSync) observe(ctx context.Context, job client.Object, model *rende
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(live.Object, obs.Workload); err != nil {
 		return nil, nil, fmt.Errorf("reading Workload %s: %w", live.GetName(), err)
 	}
+	obs.Preemptor = render.PreemptorOf(obs.Workload, k.workloadByUID(ctx))
 	if a := obs.Workload.Status.Admission; a != nil {
 		for _, psa := range a.PodSetAssignments {
 			for _, name := range psa.Flavors {
@@ -311,7 +320,27 @@ func (k *kueueSync) observeKubeflow(ctx context.Context, job client.Object, mode
 			obs.Workload = w
 		}
 	}
+	obs.Preemptor = render.PreemptorOf(obs.Workload, k.workloadByUID(ctx))
 	return obs, nil
+}
+
+// workloadByUID finds a Workload by UID among those Kueue made for the jobs it queues (render's
+// PreemptorOf's find), T9k jobs' included: they carry kueue.x-k8s.io/job-uid too. Called only
+// for a preempted Workload, so that cache is made for the T9k kinds only once one is. A cache
+// that cannot be had finds nothing: the preemptor goes unnamed, in Kueue's words alone.
+func (k *kueueSync) workloadByUID(ctx context.Context) func(types.UID) metav1.Object {
+	return func(uid types.UID) metav1.Object {
+		c, err := k.caches.getJobs(ctx)
+		if err != nil {
+			return nil
+		}
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(kueue.GroupVersion.WithKind(kueue.KindWorkload + "List"))
+		if err := c.List(ctx, list, client.MatchingFields{workloadUIDIndex: string(uid)}); err != nil || len(list.Items) == 0 {
+			return nil
+		}
+		return &list.Items[0]
+	}
 }
 
 // newerWorkload: a is to be read rather than b: it is not finished and b is, or it is newer.

@@ -24,8 +24,8 @@ import (
 // made active again by hand follows Kueue's admission again, the pause's mark notwithstanding.
 func TestKueueReasons(t *testing.T) {
 	testenv.TestInParallel(t,
-		kueueFeature("a preempted Kubeflow PyTorchJob says Kueue's preemption in its Waiting condition, its event and trainyard describe", "kq-kf-why", kueueKubeflowPreemptionSaid),
-		kueueFeature("a preempted PyTorchTrainingJob says Kueue's preemption in its Waiting condition and trainyard describe", "kq-t9k-why", kueueT9kPreemptionSaid),
+		kueueFeature("a preempted Kubeflow PyTorchJob says Kueue's preemption in its Waiting condition, its event and trainyard describe, naming the preempting job", "kq-kf-why", kueueKubeflowPreemptionSaid),
+		kueueFeature("a preempted PyTorchTrainingJob says Kueue's preemption in its Waiting condition and trainyard describe, naming the preempting job", "kq-t9k-why", kueueT9kPreemptionSaid),
 		kueueFeature("a Kubeflow PyTorchJob paused by trainyard pause whose Workload is reactivated by hand runs once Kueue admits it, and a later preemption says Queued, not Paused", "kq-kf-react", kueueKubeflowReactivatedByHand),
 	)
 }
@@ -41,10 +41,13 @@ func kueueKubeflowPreemptionSaid(ctx context.Context, t *testing.T, c client.Cli
 	waitKubeflow(ctx, t, c, ns, "low", kubeflowv1.JobRunning)
 	applyYAML(ctx, t, ns, kfQueuedPyTorchJob("high", simRunsForever, ", kueue.x-k8s.io/priority-class: "+high))
 	start := time.Now()
-	kfWaitingIs(ctx, t, c, ns, "low", "Queued", preemptedWords)
-	t.Logf("the preempted job said Kueue's preemption %.1f s after the high-priority job was created", time.Since(start).Seconds())
+	// Kueue names the preempting Workload by UIDs; the operator names its job, of this namespace.
+	const named = preemptedWords + "; preemptor path: "
+	const forHigh = ") for PyTorchJob high; waiting to be admitted again"
+	kfWaitingIs(ctx, t, c, ns, "low", "Queued", forHigh)
+	t.Logf("the preempted job said Kueue's preemption, naming the high-priority job, %.1f s after that job was created", time.Since(start).Seconds())
 	eventSays(ctx, t, c, ns, "low", "Queued", preemptedWords)
-	if out := trainyardCLIAt(t, kubeconfigPath, "describe", "pytorchjob/low", "-n", ns); !strings.Contains(waitingLine(out), preemptedWords) {
+	if out := trainyardCLIAt(t, kubeconfigPath, "describe", "pytorchjob/low", "-n", ns); !strings.Contains(waitingLine(out), named) || !strings.Contains(waitingLine(out), forHigh) {
 		t.Errorf("trainyard describe of the preempted job does not say Kueue's preemption on its Waiting line:\n%s", out)
 	}
 	// Requeued, Kueue's scheduler finds no quota for it while the high-priority job runs.
@@ -57,9 +60,10 @@ func kueueT9kPreemptionSaid(ctx context.Context, t *testing.T, c client.Client, 
 	create(ctx, t, c, ns, queued(pyTorchJob("low").Workers(1, sim("", "")).Obj(), low))
 	waitPhase(ctx, t, c, ns, "low", batch.JobRunning)
 	create(ctx, t, c, ns, queued(pyTorchJob("high").Workers(1, sim("", "")).Obj(), high))
-	waitingIs(ctx, t, c, ns, "low", batch.ReasonQueued, preemptedWords)
+	const forHigh = ") for PyTorchTrainingJob high; waiting to be admitted again"
+	waitingIs(ctx, t, c, ns, "low", batch.ReasonQueued, forHigh)
 	eventSays(ctx, t, c, ns, "low", "Queued", preemptedWords)
-	if out := trainyardCLIAt(t, kubeconfigPath, "describe", "pytorchtrainingjob/low", "-n", ns); !strings.Contains(waitingLine(out), preemptedWords) {
+	if out := trainyardCLIAt(t, kubeconfigPath, "describe", "pytorchtrainingjob/low", "-n", ns); !strings.Contains(waitingLine(out), preemptedWords) || !strings.Contains(waitingLine(out), forHigh) {
 		t.Errorf("trainyard describe of the preempted job does not say Kueue's preemption on its Waiting line:\n%s", out)
 	}
 	waitingIs(ctx, t, c, ns, "low", batch.ReasonQueued, "insufficient unused quota")

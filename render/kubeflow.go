@@ -535,7 +535,7 @@ func (r *renderer) kueueHold() {
 	case condition(w, kueue.WorkloadAdmitted) && !condition(w, kueue.WorkloadEvicted):
 		msg = fmt.Sprintf("Kueue admitted Workload %s and is about to clear runPolicy.suspend", w.Name)
 	default:
-		msg = kueueWait(w, kf.KueueQueue)
+		msg = kueueWait(w, kf.KueueQueue, k.Preemptor)
 	}
 	r.out.Decisions.Queued = &Blocked{Reason: ReasonQueued, Message: msg}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
@@ -66,6 +68,11 @@ type KueueObservation struct {
 	Priority *WorkloadPriority
 	// PriorityError says why the priority class could not be resolved (it does not exist).
 	PriorityError string
+	// Preemptor names the job Kueue evicted the Workload for, when it did so to admit another
+	// (reason Preempted) in the job's own namespace: its kind and name ("PyTorchJob high"). Empty
+	// otherwise: Kueue's words name the preemptor by UIDs only, and another namespace's job is
+	// not the user's to see.
+	Preemptor string
 }
 
 // WorkloadPriority is the priority class a Workload's priority comes from, and its value.
@@ -216,7 +223,7 @@ func (r *renderer) queueHold() bool {
 		// it; waiting "to be admitted again" would never end.
 		return hold(ReasonQueued, fmt.Sprintf("Workload %s is inactive (spec.active: false, set outside Trainyard): Kueue admits it only once it is active again (kubectl patch workload %s --type=merge -p '{\"spec\":{\"active\":true}}')", name, name))
 	case condition(w, kueue.WorkloadEvicted) || !condition(w, kueue.WorkloadAdmitted) || w.Status.Admission == nil:
-		return hold(ReasonQueued, kueueWait(w, q.Name))
+		return hold(ReasonQueued, kueueWait(w, q.Name, k.Preemptor))
 	}
 	infos, err := podSetInfos(w, k.Flavors)
 	if err == nil {
@@ -234,11 +241,17 @@ func (r *renderer) queueHold() bool {
 // kueueWait says in Kueue's words why it has not admitted the active Workload w of a job in
 // LocalQueue queue, or no longer does: the eviction that stopped the job (a preemption, say), and
 // what Kueue says of its quota since (its QuotaReserved=False message, "couldn't assign flavors
-// ... insufficient unused quota ..."), when that says more. Both APIs' jobs say it.
-func kueueWait(w *kueue.Workload, queue string) string {
+// ... insufficient unused quota ..."), when that says more. A preemption names the preempting
+// job when the controller found it in the job's namespace (KueueObservation.Preemptor). Both
+// APIs' jobs say it.
+func kueueWait(w *kueue.Workload, queue, preemptor string) string {
 	qr := meta.FindStatusCondition(w.Status.Conditions, kueue.WorkloadQuotaReserved)
 	if ev := meta.FindStatusCondition(w.Status.Conditions, kueue.WorkloadEvicted); ev != nil && ev.Status == metav1.ConditionTrue {
-		msg := fmt.Sprintf("Workload %s was evicted by Kueue (%s: %s); waiting to be admitted again", w.Name, ev.Reason, ev.Message)
+		msg := fmt.Sprintf("Workload %s was evicted by Kueue (%s: %s)", w.Name, ev.Reason, ev.Message)
+		if preemptor != "" && ev.Reason == kueue.EvictedByPreemption {
+			msg += " for " + preemptor
+		}
+		msg += "; waiting to be admitted again"
 		// Note: the admission released, QuotaReserved=False repeats the eviction's message until
 		// Kueue's scheduler next tries the Workload.
 		if qr != nil && qr.Status == metav1.ConditionFalse && qr.Message != "" && qr.Message != ev.Message {
@@ -251,6 +264,38 @@ func kueueWait(w *kueue.Workload, queue string) string {
 		msg += ": " + qr.Message
 	}
 	return msg
+}
+
+// preemptorUID reads the preempting Workload's UID from Kueue's preemption message
+// ("Preempted to accommodate a workload (UID: ..., JobUID: ...) due to ...", Kueue v0.11 on).
+var preemptorUID = regexp.MustCompile(`\(UID: ([^,()\s]+), JobUID: `)
+
+// PreemptorOf names the job Kueue evicted Workload w to admit (KueueObservation.Preemptor), find
+// being how the Workload of a UID is looked up (nil when it is not known): the preempting
+// Workload's controller, by kind and name, when it is in w's namespace; else, or when w was not
+// preempted, or Kueue's message does not say, empty.
+func PreemptorOf(w *kueue.Workload, find func(types.UID) metav1.Object) string {
+	if w == nil {
+		return ""
+	}
+	ev := meta.FindStatusCondition(w.Status.Conditions, kueue.WorkloadEvicted)
+	if ev == nil || ev.Status != metav1.ConditionTrue || ev.Reason != kueue.EvictedByPreemption {
+		return ""
+	}
+	m := preemptorUID.FindStringSubmatch(ev.Message)
+	if m == nil || m[1] == "UNKNOWN" {
+		return ""
+	}
+	p := find(types.UID(m[1]))
+	if p == nil || p.GetNamespace() != w.Namespace {
+		return ""
+	}
+	for _, ref := range p.GetOwnerReferences() {
+		if ref.Controller != nil && *ref.Controller {
+			return ref.Kind + " " + ref.Name
+		}
+	}
+	return "Workload " + p.GetName()
 }
 
 // sameAdmissionFields: the two templates agree on what an admission adds to pods, and so may
@@ -684,6 +729,7 @@ func ReadObservedKueue(data []byte, j *Job) (*KueueObservation, error) {
 	}
 	obs := &KueueObservation{Flavors: map[string]*kueue.ResourceFlavor{}}
 	values := map[kueue.PriorityClassRef]int32{}
+	workloads := map[types.UID]*kueue.Workload{}
 	for i, doc := range docs {
 		var head struct {
 			Kind     string            `json:"kind"`
@@ -695,12 +741,13 @@ func ReadObservedKueue(data []byte, j *Job) (*KueueObservation, error) {
 		}
 		switch head.Kind {
 		case kueue.KindWorkload:
-			if head.Metadata.Name != WorkloadName(j) {
-				continue
-			}
-			obs.Workload = &kueue.Workload{}
-			if err := yaml.Unmarshal(doc, obs.Workload); err != nil {
+			w := &kueue.Workload{}
+			if err := yaml.Unmarshal(doc, w); err != nil {
 				return nil, fmt.Errorf("observed document %d (Workload): %w", i+1, err)
+			}
+			workloads[w.UID] = w
+			if w.Name == WorkloadName(j) {
+				obs.Workload = w
 			}
 		case kueue.KindResourceFlavor:
 			rf := &kueue.ResourceFlavor{}
@@ -718,7 +765,18 @@ func ReadObservedKueue(data []byte, j *Job) (*KueueObservation, error) {
 		v, ok := values[ref]
 		return v, ok
 	})
+	obs.Preemptor = PreemptorOf(obs.Workload, workloadByUID(workloads))
 	return obs, nil
+}
+
+// workloadByUID looks Workloads up among observed ones (PreemptorOf's find).
+func workloadByUID(ws map[types.UID]*kueue.Workload) func(types.UID) metav1.Object {
+	return func(uid types.UID) metav1.Object {
+		if w := ws[uid]; w != nil {
+			return w
+		}
+		return nil
+	}
 }
 
 // readKubeflowWorkload reads the Workload a kubeflow.org job controls among observed documents.
@@ -728,6 +786,7 @@ func readKubeflowWorkload(data []byte, j *Job) (*KueueObservation, error) {
 		return nil, err
 	}
 	var obs *KueueObservation
+	workloads := map[types.UID]*kueue.Workload{}
 	for i, doc := range docs {
 		var head struct {
 			Kind string `json:"kind"`
@@ -745,9 +804,13 @@ func readKubeflowWorkload(data []byte, j *Job) (*KueueObservation, error) {
 		if err := yaml.Unmarshal(doc, w); err != nil {
 			return nil, fmt.Errorf("observed document %d (Workload): %w", i+1, err)
 		}
+		workloads[w.UID] = w
 		if c := metav1.GetControllerOfNoCopy(w); c != nil && c.UID == j.UID {
 			obs.Workload = w
 		}
+	}
+	if obs != nil {
+		obs.Preemptor = PreemptorOf(obs.Workload, workloadByUID(workloads))
 	}
 	return obs, nil
 }
