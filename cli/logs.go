@@ -31,7 +31,7 @@ func runLogs(args []string, stdout, stderr io.Writer) error {
 	replicaType := fs.String("replica-type", "", "only this replica type (master, worker, ps, chief ...; any case: Master as a Kubeflow spec spells it)")
 	index := fs.Int("index", -1, "only this replica index (with --replica-type)")
 	tail := fs.Int64("tail", -1, "lines of each log to show from its end (-1: all)")
-	previous := fs.Bool("previous", false, "the previous instance of the container, if the kubelet restarted it in its pod (Trainyard's pods never restart in place: a restarted replica is a new pod, and the old pod's logs went with it; ship logs elsewhere to keep a failed rank's)")
+	previous := fs.Bool("previous", false, "the previous instance of the container, if the kubelet restarted it in its pod (Trainyard's pods never restart in place: a restarted replica is a new pod, and the old pod's logs went with it: trainyard describe's events quote the line of its log that says why it failed; ship logs elsewhere to keep them whole)")
 	s, j, pods, ctx, cancel, err := openJob(fs, &cf, args)
 	if err != nil {
 		return err
