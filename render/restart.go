@@ -408,12 +408,12 @@ func (r *renderer) restart(due []*observedPod) bool {
 		default:
 			// Note: replicas restarted alone take one each, so several that end together may
 			// exceed the limit where one would not: the message names them all and the count.
-			parts := make([]string, 0, len(exits))
-			for _, p := range exits {
+			parts := make([]string, 0, min(len(exits), EndingsListed))
+			for _, p := range exits[:min(len(exits), EndingsListed)] {
 				parts = append(parts, p.pod.Name+" "+howItEnded(p))
 			}
 			d.Message = fmt.Sprintf("%s; restarting the %d of them, one backoff each, would take backoffCount from %d to %d, past runPolicy.backoffLimit (%d)",
-				strings.Join(parts, "; "), len(exits), d.BackoffCount, int64(d.BackoffCount)+backoff, r.job.BackoffLimit)
+				ListEndings(parts, len(exits)), len(exits), d.BackoffCount, int64(d.BackoffCount)+backoff, r.job.BackoffLimit)
 		}
 		return true
 	}
@@ -464,6 +464,21 @@ func (r *renderer) restartCost(due []*observedPod) (gang bool, exits []*observed
 		backoff = min(backoff, 1)
 	}
 	return gang, exits, backoff
+}
+
+// EndingsListed is how many replicas' endings a message names (ListEndings): a round in which a
+// thousand replicas end names the first few and counts the rest, keeping conditions readable and
+// under their 32,768-byte limit (each ending may quote a 200-byte line of its log).
+const EndingsListed = 10
+
+// ListEndings joins the endings of the first replicas of n that ended in a round ("w-0 exited
+// with code 1; w-1 was evicted"), and counts the others ("and 990 more").
+func ListEndings(parts []string, n int) string {
+	s := strings.Join(parts, "; ")
+	if more := n - len(parts); more > 0 {
+		s += fmt.Sprintf("; and %d more", more)
+	}
+	return s
 }
 
 // exceedsBackoffLimit reports whether counting backoff more restarts would exceed backoffLimit.

@@ -298,10 +298,8 @@ func RestartedPod(namespace string, out *render.Output) *corev1.ObjectReference 
 // "j-worker-1 was evicted; restarting it (disruptionCount 1, not counted toward backoffLimit)".
 func restartEvent(out *render.Output) string {
 	d := &out.Decisions
-	parts := make([]string, 0, len(d.Restarts))
 	disrupted := true
 	for _, r := range d.Restarts {
-		parts = append(parts, r.Pod+" "+ended(r))
 		disrupted = disrupted && r.Disrupted
 	}
 	what := "restarting it"
@@ -321,7 +319,7 @@ func restartEvent(out *render.Output) string {
 	if disrupted {
 		count = fmt.Sprintf("disruptionCount %d, not counted toward backoffLimit", d.DisruptionCount)
 	}
-	return fmt.Sprintf("%s; %s (%s)", strings.Join(parts, "; "), what, count)
+	return fmt.Sprintf("%s; %s (%s)", endings(d), what, count)
 }
 
 func ended(r render.Restart) string {

@@ -6,7 +6,6 @@ package status
 
 import (
 	"slices"
-	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -261,17 +260,15 @@ func setCondition(st *batch.TrainingJobStatus, now metav1.Time, typ string, stat
 	if reason == "" {
 		reason = typ
 	}
-	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: typ, Status: s, Reason: reason, Message: message, LastTransitionTime: now})
+	// Note: messages are written short (render.ListEndings); the cut is the last guard of the
+	// status write, which a longer message would fail.
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: typ, Status: s, Reason: reason, Message: shorten(message, maxConditionMessage), LastTransitionTime: now})
 }
 
 // restartMessage says which pods ended, how, and what is restarted: "w-1 exited with code 1;
 // every pod of the job is restarted" or "w-1 was evicted; it is restarted alone". No count or
 // time: the condition keeps its message until the next restart.
 func restartMessage(d *render.Decisions) string {
-	parts := make([]string, 0, len(d.Restarts))
-	for _, r := range d.Restarts {
-		parts = append(parts, r.Pod+" "+ended(r))
-	}
 	what := "every pod of the job is restarted"
 	if !d.GangRestart {
 		what = "it is restarted alone"
@@ -279,7 +276,18 @@ func restartMessage(d *render.Decisions) string {
 			what = "they are restarted alone"
 		}
 	}
-	return strings.Join(parts, "; ") + "; " + what
+	return endings(d) + "; " + what
+}
+
+// endings names how the first render.EndingsListed replicas restarted in a round ended, and
+// counts the others.
+func endings(d *render.Decisions) string {
+	n := min(len(d.Restarts), render.EndingsListed)
+	parts := make([]string, 0, n)
+	for _, r := range d.Restarts[:n] {
+		parts = append(parts, r.Pod+" "+ended(r))
+	}
+	return render.ListEndings(parts, len(d.Restarts))
 }
 
 // tensorBoard reports the TensorBoard Deployment as the job's dependent.

@@ -392,3 +392,49 @@ func TestATensorBoardTheAPIServerRefusedSaysWhy(t *testing.T) {
 		t.Errorf("status.tensorboard = %+v; want Warning CreateFailed with the refusal", got)
 	}
 }
+
+// A round in which thousands of replicas end names a few in its conditions and counts the rest:
+// a condition's message over 32,768 bytes would fail every status write of the job.
+func TestManyEndedReplicasKeepConditionsWritable(t *testing.T) {
+	const workers = 2000
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	lastLog := "Traceback (most recent call last):\nRuntimeError: " + strings.Repeat("x", 190) + "\n"
+	for name, build := range map[string]func() (render.Job, []corev1.Pod){
+		"every worker evicted, restarted alone": func() (render.Job, []corev1.Pod) {
+			pods := []corev1.Pod{podOf("master", 0, corev1.PodRunning)}
+			for i := range int32(workers) {
+				pods = append(pods, evicted(podOf("worker", i, corev1.PodFailed)))
+			}
+			return newJob(workers).Policy(batch.RestartPolicyOnFailure).Scope(batch.RestartScopeReplica).Obj(), pods
+		},
+		"every worker failing past backoffLimit, each quoted": func() (render.Job, []corev1.Pod) {
+			pods := []corev1.Pod{podOf("master", 0, corev1.PodRunning)}
+			for i := range int32(workers) {
+				p := podOf("worker", i, corev1.PodFailed, 1)
+				p.Status.ContainerStatuses[0].State.Terminated.Message = lastLog
+				pods = append(pods, p)
+			}
+			b := newJob(workers).Policy(batch.RestartPolicyOnFailure).Scope(batch.RestartScopeReplica)
+			b.job.Spec.RunPolicy.BackoffLimit = ptr(int32(10))
+			return b.Obj(), pods
+		},
+	} {
+		j, pods := build()
+		st, _ := derive(t, j, pods, now)
+		seen := false
+		for _, c := range st.Conditions {
+			if len(c.Message) > maxConditionMessage {
+				t.Errorf("%s: condition %s has a message of %d bytes; want at most %d", name, c.Type, len(c.Message), maxConditionMessage)
+			}
+			if c.Type == batch.ConditionReplicaFailure {
+				seen = true
+				if !strings.Contains(c.Message, "j-worker-0 ") || !strings.Contains(c.Message, " more") {
+					t.Errorf("%s: ReplicaFailure %q; want the first worker named and the rest counted", name, shorten(c.Message, 300))
+				}
+			}
+		}
+		if !seen {
+			t.Errorf("%s: no ReplicaFailure condition: %v", name, conditionStatus(st))
+		}
+	}
+}
