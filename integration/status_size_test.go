@@ -4,6 +4,7 @@ package integration
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -107,4 +108,87 @@ spec:
 			read.Status.Aggregate, len(w.ReplicaStatus), w.ReplicaStatusOmitted, workers+1)
 	}
 	t.Logf("as Derive gives it: stored, the job %d bytes; %d workers listed, %d omitted", len(data), len(w.ReplicaStatus), w.ReplicaStatusOmitted)
+}
+
+// TestManyEndedReplicasLeaveTheStatusWritable: a round in which 2,000 workers of a running job are
+// evicted, written as the controller writes it, against the real API server: a ReplicaFailure
+// message naming every one (64,914 bytes, as it was) is refused by the CRD's schema, and the
+// status as Derive gives it now (the first 10 named, the rest counted) is stored.
+func TestManyEndedReplicasLeaveTheStatusWritable(t *testing.T) {
+	const workers = 2000
+	ns := newNamespace(t)
+	obj := manifest(t, fmt.Sprintf(`
+kind: PyTorchTrainingJob
+metadata: {name: evicted}
+spec:
+  replicaSpecs:
+  - {type: master, replicas: 1, template: PYTORCH_POD}
+  - {type: worker, replicas: %d, restartPolicy: OnFailure, template: PYTORCH_POD}
+  runPolicy: {restartScope: Replica}`, workers))
+	stored, err := create(t, ns, obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := typedPyTorchJob(t, stored)
+	model := render.FromPyTorchTrainingJob(job)
+	var pods []*corev1.Pod
+	for _, r := range model.Replicas {
+		for i := range r.Replicas {
+			p := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: render.PodName(job.Name, r.Type, i), Namespace: ns,
+					UID:    types.UID(fmt.Sprintf("%08x-5f1d-4e8b-9c3a-2d6f8e1a7b90", len(pods))),
+					Labels: map[string]string{batch.LabelReplicaType: r.Type, batch.LabelReplicaIndex: strconv.Itoa(int(i))}},
+				Status: corev1.PodStatus{Phase: corev1.PodRunning},
+			}
+			if r.Type == "worker" {
+				p.Status.Phase, p.Status.Reason = corev1.PodFailed, "Evicted"
+			}
+			pods = append(pods, p)
+		}
+	}
+	now := time.Now()
+	out, err := render.Render(render.Input{Job: model, Pods: pods, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Decisions.Restarts) != workers {
+		t.Fatalf("render restarts %d replicas; want the %d evicted", len(out.Decisions.Restarts), workers)
+	}
+	st := status.Derive(status.Input{Job: &model, Generation: job.Generation, Current: job.Status, Pods: pods, Out: out, Now: now})
+	c, err := client.New(restConfig, client.Options{Scheme: controller.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	applier := apply.NewApplier(c, controller.FieldManager, controller.IntentAnnotation)
+
+	// Every ending named, as the message was before it was bounded.
+	full := *st.DeepCopy()
+	parts := make([]string, 0, workers)
+	for _, r := range out.Decisions.Restarts {
+		parts = append(parts, r.Pod+" was evicted")
+	}
+	i := slices.IndexFunc(full.Conditions, func(c metav1.Condition) bool { return c.Type == batch.ConditionReplicaFailure })
+	if i < 0 {
+		t.Fatalf("no ReplicaFailure condition: %+v", full.Conditions)
+	}
+	full.Conditions[i].Message = strings.Join(parts, "; ") + "; they are restarted alone"
+	_, err = applier.ApplyStatus(t.Context(), job, &full, controller.StatusFieldManager)
+	if err == nil || !strings.Contains(err.Error(), "message") {
+		t.Fatalf("a ReplicaFailure message of %d bytes: %v; want the API server refusing it, naming the message", len(full.Conditions[i].Message), err)
+	}
+	t.Logf("every ending named (%d bytes): %s", len(full.Conditions[i].Message), shortError(err))
+
+	if _, err := applier.ApplyStatus(t.Context(), job, &st, controller.StatusFieldManager); err != nil {
+		t.Fatalf("the status as Derive gives it: %v", err)
+	}
+	t.Logf("as Derive gives it: stored; ReplicaFailure %q", st.Conditions[slices.IndexFunc(st.Conditions, func(c metav1.Condition) bool { return c.Type == batch.ConditionReplicaFailure })].Message)
+}
+
+// shortError is the start of an error's text: the API server's may quote the whole value.
+func shortError(err error) string {
+	s := err.Error()
+	if len(s) > 300 {
+		return s[:300] + "..."
+	}
+	return s
 }
