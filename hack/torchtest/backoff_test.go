@@ -20,11 +20,26 @@ type backoffCase struct {
 	// failing is the pod whose first fails starts exit 1.
 	failing string
 	fails   int
+	// skip, when set and it says why, skips the case under a runtime.
+	skip func(rt runtime) string
 }
 
 var backoffCases = map[string]backoffCase{
 	"a worker failing twice: the gang restarts at once, then after 10 s": {
 		file: "ptj-backoff.yaml", failing: "backoff-worker-0", fails: 2,
+	},
+	"under torchrun without maxRestarts, a worker failing twice: the same, its rank's exception quoted past torchrun's summary": {
+		file: "ptj-torchrun-backoff.yaml", failing: "backoff-worker-0", fails: 2,
+		skip: func(rt runtime) string {
+			if strings.HasPrefix(rt.version, "1.") {
+				// Seen: no pod ended within 4 minutes. torch 1.13's agent, its worker failed
+				// and no restart to spare, waits at the exit barrier (300 s) for the master's
+				// agent, whose worker waits for the failed rank (api.py _invoke_run); 2.x
+				// returns at once.
+				return "torch 1.x under torchrun without maxRestarts: a failed rank's agent waits 300 s at its exit barrier before its container ends"
+			}
+			return ""
+		},
 	},
 }
 
@@ -43,6 +58,11 @@ func TestARestartWaitsForItsBackoff(t *testing.T) {
 }
 
 func playBackoff(t *testing.T, tc backoffCase, rt runtime, workdir string, n int) {
+	if tc.skip != nil {
+		if why := tc.skip(rt); why != "" {
+			t.Skip(why)
+		}
+	}
 	// The worker's starts are counted in the shared working directory, under its hostname.
 	if err := os.Remove(filepath.Join(workdir, "fail-count-"+tc.failing)); err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
