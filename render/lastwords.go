@@ -42,13 +42,29 @@ var launcherExceptions = []string{"ChildFailedError"}
 func LastWords(msg string) string { return lastWords(msg) }
 
 // lastWords picks, from a failed container's termination message, the line that says why it
-// failed: the last Python exception line (a rank's own, not its launcher's), else the last line
-// that is neither blank nor a rule of = or -, a terminal's colours left out. Empty when the message has none, or when its only
+// failed: the last Python exception line (a rank's own, not its launcher's); else, where the tail
+// holds torchrun's summary, its root cause (rootCause); else the last line that is neither blank
+// nor a rule of = or -, a terminal's colours left out. A root cause that names a signal comes
+// first: the rank it names was killed and logged no exception, so any other in the tail is a
+// peer's, failing on the lost rank. Empty when the message has none of these, or when its only
 // exception is a launcher's: what follows that is the launcher's summary, what precedes it its
-// traceback, neither of which says why the rank failed (the rank's own exception then fell out of
-// the kubelet's 2 KiB). The line is cut to lastWordsMax bytes at a rune, control characters
-// dropped.
+// traceback, neither of which says why the rank failed. The line is cut to lastWordsMax bytes at
+// a rune, control characters dropped.
 func lastWords(msg string) string {
+	cause, signal := rootCause(msg)
+	if signal {
+		return clipLine(cause)
+	}
+	words, own := lastLine(msg)
+	if !own && cause != "" {
+		return clipLine(cause)
+	}
+	return words
+}
+
+// lastLine scans msg from its end: the first Python exception line that is not a launcher's
+// (own true), else the fallback lastWords describes (own false).
+func lastLine(msg string) (words string, own bool) {
 	fallback, launcher := "", false
 	for rest := strings.TrimRight(msg, " \t\r\n"); rest != ""; {
 		line := rest
@@ -64,7 +80,7 @@ func lastWords(msg string) string {
 		}
 		if pythonException.MatchString(line) {
 			if !isLauncherException(line) {
-				return clipLine(line)
+				return clipLine(line), true
 			}
 			launcher, fallback = true, ""
 		}
@@ -72,7 +88,51 @@ func lastWords(msg string) string {
 			fallback = line
 		}
 	}
-	return clipLine(fallback)
+	return clipLine(fallback), false
+}
+
+// rootCauseHeading opens the block of torchrun's summary (torch 1.13 to 2.x) that names the rank
+// that failed first; its fields follow as "key : value" lines until a rule.
+const rootCauseHeading = "Root Cause (first observed failure):"
+
+// rootCause is torchrun's root cause, when the message holds its summary: "torchrun: rank 0
+// (local_rank: 0) failed first with exitcode -9: Signal 9 (SIGKILL) received by PID 412".
+// Several local ranks failing (a node's 8 GPUs) fill the kubelet's 2 KiB with the summary, and
+// torchrun's traceback pushes a rank's own lines out too (seen on torch 1.13 and 2.6); the root
+// cause comes last and stays. Its traceback field is named when it says something of its own,
+// a signal (then signal is true), not when it only points at torch's docs (a rank whose main is
+// not decorated with @record) or holds the rank's traceback, whose exception lastLine finds.
+// "" without the block or its rank.
+func rootCause(msg string) (cause string, signal bool) {
+	i := strings.LastIndex(msg, rootCauseHeading)
+	if i < 0 {
+		return "", false
+	}
+	fields := map[string]string{}
+	for _, line := range strings.Split(msg[i+len(rootCauseHeading):], "\n") {
+		line = strings.TrimSpace(terminalEscape.ReplaceAllString(line, ""))
+		if line != "" && strings.Trim(line, "=-") == "" {
+			break
+		}
+		if key, value, ok := strings.Cut(line, ":"); ok {
+			if key = strings.TrimSpace(key); fields[key] == "" {
+				fields[key] = strings.TrimSpace(value)
+			}
+		}
+	}
+	rank, code := fields["rank"], fields["exitcode"]
+	if rank == "" {
+		return "", false
+	}
+	code, _, _ = strings.Cut(code, " (pid:")
+	cause = "torchrun: rank " + rank + " failed first"
+	if code != "" {
+		cause += " with exitcode " + code
+	}
+	if tb := fields["traceback"]; tb != "" && !strings.HasPrefix(tb, "To enable traceback") && !strings.HasPrefix(tb, "Traceback") {
+		return cause + ": " + tb, true
+	}
+	return cause, false
 }
 
 func isLauncherException(line string) bool {

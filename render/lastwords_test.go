@@ -1,6 +1,8 @@
 package render
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -40,7 +42,10 @@ Traceback (most recent call last):
 		{"the rank's exception fell out of the tail", `    return launch_agent(self._config, self._entrypoint, list(args))
   File "/usr/lib/python3/dist-packages/torch/distributed/launcher/api.py", line 269, in launch_agent
     raise ChildFailedError(
-` + torchrunSummary, ""},
+` + torchrunSummary, "torchrun: rank 1 (local_rank: 0) failed first with exitcode 1"},
+		{"a killed rank is the cause, not a peer's exception on the lost rank", "[rank1]: RuntimeError: Connection reset by peer\n" + strings.Replace(strings.Replace(torchrunSummary, "exitcode  : 1 (pid: 7409)", "exitcode  : -9 (pid: 7409)", 1),
+			"traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html", "traceback : Signal 9 (SIGKILL) received by PID 7409", 1),
+			"torchrun: rank 1 (local_rank: 0) failed first with exitcode -9: Signal 9 (SIGKILL) received by PID 7409"},
 		{"torchrun's summary of a rank that recorded its error", strings.Replace(torchrunSummary, "traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
 			"traceback : Traceback (most recent call last):\n    File \"train.py\", line 12, in main\n      step()\n  KeyError: 'labels'", 1), "KeyError: 'labels'"},
 		{"a Python exception, then a log line", "Traceback (most recent call last):\nKeyboardInterrupt\nINFO: shutting down\n", "KeyboardInterrupt"},
@@ -61,6 +66,33 @@ Traceback (most recent call last):
 	}
 }
 
+// The kubelet's tails of real torchrun containers (testdata/torchrun-tails: the last 80 lines, at
+// most 2,048 bytes, of torchrun's output, run on this machine with Debian's torch 1.13 and 2.6)
+// whose ranks raised, with and without @record, or were killed. With 8 local ranks the ranks' own
+// lines fall out of the tail (torch 1.13: the summary of 8 failures; 2.6: torchrun's traceback),
+// and only the summary's root cause is left to name.
+func TestLastWordsOfRealTorchrunTails(t *testing.T) {
+	for file, want := range map[string]string{
+		"torch-1.13-8-ranks-raise.txt":        "torchrun: rank 0 (local_rank: 0) failed first with exitcode 1",
+		"torch-2.6-8-ranks-raise.txt":         "torchrun: rank 0 (local_rank: 0) failed first with exitcode 1",
+		"torch-1.13-8-ranks-raise-record.txt": "RuntimeError: rank 0 cannot load its shard",
+		"torch-2.6-8-ranks-raise-record.txt":  "RuntimeError: rank 2 cannot load its shard",
+		"torch-1.13-2-ranks-sigkill.txt":      "torchrun: rank 0 (local_rank: 0) failed first with exitcode -9: Signal 9 (SIGKILL) received by PID 25827",
+		"torch-2.6-2-ranks-sigkill.txt":       "torchrun: rank 0 (local_rank: 0) failed first with exitcode -9: Signal 9 (SIGKILL) received by PID 25835",
+	} {
+		data, err := os.ReadFile(filepath.Join("testdata", "torchrun-tails", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(data) > 2048 {
+			t.Errorf("%s: %d bytes, more than the kubelet keeps", file, len(data))
+		}
+		if got := lastWords(string(data)); got != want {
+			t.Errorf("%s: lastWords = %q; want %q", file, got, want)
+		}
+	}
+}
+
 // The kubelet's reason is named when it says more than that the container exited.
 func TestNotableExitReason(t *testing.T) {
 	for reason, want := range map[string]string{"": "", "Error": "", "Completed": "", "OOMKilled": "OOMKilled", "ContainerCannotRun": "ContainerCannotRun"} {
@@ -78,6 +110,7 @@ func TestLastWordsOfLastWordsIsTheSame(t *testing.T) {
 		"ValueError: " + strings.Repeat("é", 150),
 		"[default0]: [rank0]: boom",
 		"Segmentation fault\n",
+		"Root Cause (first observed failure):\n[0]:\n  rank      : 3 (local_rank: 3)\n  exitcode  : -9 (pid: 1)\n  traceback : Signal 9 (SIGKILL) received by PID 1\n=====\n",
 		"",
 	} {
 		once := LastWords(msg)
