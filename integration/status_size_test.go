@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,26 +39,12 @@ spec:
   replicaSpecs:
   - {type: master, replicas: 1, template: PYTORCH_POD}
   - {type: worker, replicas: %d, template: PYTORCH_POD}`, workers))
-	stored, err := create(t, ns, obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	job := typedPyTorchJob(t, stored)
-	model := render.FromPyTorchTrainingJob(job)
-	var pods []*corev1.Pod
-	for _, r := range model.Replicas {
-		for i := range r.Replicas {
-			pods = append(pods, &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Name: render.PodName(job.Name, r.Type, i), Namespace: ns,
-					UID:    types.UID(fmt.Sprintf("%08x-5f1d-4e8b-9c3a-2d6f8e1a7b90", len(pods))),
-					Labels: map[string]string{batch.LabelReplicaType: r.Type, batch.LabelReplicaIndex: strconv.Itoa(int(i))}},
-				Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{
-					{Name: "pytorch", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}},
-					{Name: "istio-proxy", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}},
-				}},
-			})
-		}
-	}
+	job, model, pods := createWithPods(t, ns, obj, func(string) corev1.PodStatus {
+		return corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{
+			{Name: "pytorch", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}},
+			{Name: "istio-proxy", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}},
+		}}
+	})
 	now := time.Now()
 	out, err := render.Render(render.Input{Job: model, Pods: pods, Now: now})
 	if err != nil {
@@ -125,27 +112,12 @@ spec:
   - {type: master, replicas: 1, template: PYTORCH_POD}
   - {type: worker, replicas: %d, restartPolicy: OnFailure, template: PYTORCH_POD}
   runPolicy: {restartScope: Replica}`, workers))
-	stored, err := create(t, ns, obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	job := typedPyTorchJob(t, stored)
-	model := render.FromPyTorchTrainingJob(job)
-	var pods []*corev1.Pod
-	for _, r := range model.Replicas {
-		for i := range r.Replicas {
-			p := &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Name: render.PodName(job.Name, r.Type, i), Namespace: ns,
-					UID:    types.UID(fmt.Sprintf("%08x-5f1d-4e8b-9c3a-2d6f8e1a7b90", len(pods))),
-					Labels: map[string]string{batch.LabelReplicaType: r.Type, batch.LabelReplicaIndex: strconv.Itoa(int(i))}},
-				Status: corev1.PodStatus{Phase: corev1.PodRunning},
-			}
-			if r.Type == "worker" {
-				p.Status.Phase, p.Status.Reason = corev1.PodFailed, "Evicted"
-			}
-			pods = append(pods, p)
+	job, model, pods := createWithPods(t, ns, obj, func(replicaType string) corev1.PodStatus {
+		if replicaType == "worker" {
+			return corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted"}
 		}
-	}
+		return corev1.PodStatus{Phase: corev1.PodRunning}
+	})
 	now := time.Now()
 	out, err := render.Render(render.Input{Job: model, Pods: pods, Now: now})
 	if err != nil {
@@ -191,4 +163,29 @@ func shortError(err error) string {
 		return s[:300] + "..."
 	}
 	return s
+}
+
+// createWithPods creates the PyTorchTrainingJob obj in namespace ns and returns it, its model and
+// a pod for each of its replicas, each of the status given for its replica type, as the operator
+// would observe them (not created: the API server only stores the job's status here).
+func createWithPods(t *testing.T, ns string, obj *unstructured.Unstructured, podStatus func(replicaType string) corev1.PodStatus) (*batch.PyTorchTrainingJob, render.Job, []*corev1.Pod) {
+	t.Helper()
+	stored, err := create(t, ns, obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := typedPyTorchJob(t, stored)
+	model := render.FromPyTorchTrainingJob(job)
+	var pods []*corev1.Pod
+	for _, r := range model.Replicas {
+		for i := range r.Replicas {
+			pods = append(pods, &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: render.PodName(job.Name, r.Type, i), Namespace: ns,
+					UID:    types.UID(fmt.Sprintf("%08x-5f1d-4e8b-9c3a-2d6f8e1a7b90", len(pods))),
+					Labels: map[string]string{batch.LabelReplicaType: r.Type, batch.LabelReplicaIndex: strconv.Itoa(int(i))}},
+				Status: podStatus(r.Type),
+			})
+		}
+	}
+	return job, model, pods
 }

@@ -22,6 +22,21 @@ type backoffCase struct {
 	fails   int
 	// skip, when set and it says why, skips the case under a runtime.
 	skip func(rt runtime) string
+	// quoted is how each held restart's message must quote the failure; lastWordsQuoted unless set.
+	quoted *regexp.Regexp
+	// ranksPerPod is torchrun's procPerNode, 1 unless set.
+	ranksPerPod int
+}
+
+// torch1ExitBarrier skips a case of torchrun without maxRestarts under torch 1.x. Seen: no pod
+// ended within 4 minutes. torch 1.13's agent, its worker failed and no restart to spare, waits at
+// the exit barrier (300 s) for the master's agent, whose worker waits for the failed rank (api.py
+// _invoke_run); 2.x returns at once.
+func torch1ExitBarrier(rt runtime) string {
+	if strings.HasPrefix(rt.version, "1.") {
+		return "torch 1.x under torchrun without maxRestarts: a failed rank's agent waits 300 s at its exit barrier before its container ends"
+	}
+	return ""
 }
 
 var backoffCases = map[string]backoffCase{
@@ -30,16 +45,14 @@ var backoffCases = map[string]backoffCase{
 	},
 	"under torchrun without maxRestarts, a worker failing twice: the same, its rank's exception quoted past torchrun's summary": {
 		file: "ptj-torchrun-backoff.yaml", failing: "backoff-worker-0", fails: 2,
-		skip: func(rt runtime) string {
-			if strings.HasPrefix(rt.version, "1.") {
-				// Seen: no pod ended within 4 minutes. torch 1.13's agent, its worker failed
-				// and no restart to spare, waits at the exit barrier (300 s) for the master's
-				// agent, whose worker waits for the failed rank (api.py _invoke_run); 2.x
-				// returns at once.
-				return "torch 1.x under torchrun without maxRestarts: a failed rank's agent waits 300 s at its exit barrier before its container ends"
-			}
-			return ""
-		},
+		skip: torch1ExitBarrier,
+	},
+	"under torchrun without maxRestarts, 4 local ranks failing twice: the same, quoting torchrun's root cause": {
+		file: "ptj-torchrun-backoff-4-ranks.yaml", failing: "backoff-worker-0", fails: 2,
+		skip: torch1ExitBarrier, ranksPerPod: 4,
+		// torch 2.6's traceback of torchrun itself and its summary take 1.7 of the kubelet's
+		// 2 KiB: 4 ranks' tracebacks and torchrun's log lines before them do not fit.
+		quoted: regexp.MustCompile(`exited with code 1 after logging "torchrun: rank [0-9]+ \(local_rank: [0-3]\) failed first with exitcode 1"`),
 	},
 }
 
@@ -64,8 +77,18 @@ func playBackoff(t *testing.T, tc backoffCase, rt runtime, workdir string, n int
 		}
 	}
 	// The worker's starts are counted in the shared working directory, under its hostname.
-	if err := os.Remove(filepath.Join(workdir, "fail-count-"+tc.failing)); err != nil && !os.IsNotExist(err) {
+	counts, err := filepath.Glob(filepath.Join(workdir, "fail-count-"+tc.failing+"*"))
+	if err != nil {
 		t.Fatal(err)
+	}
+	for _, f := range counts {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	quoted := lastWordsQuoted
+	if tc.quoted != nil {
+		quoted = tc.quoted
 	}
 	job := readJob(t, tc.file)
 	out := renderJob(t, tc.file)
@@ -77,15 +100,17 @@ func playBackoff(t *testing.T, tc backoffCase, rt runtime, workdir string, n int
 	held := 0
 	restarted, backoff := playController(t, &job, runs, net, start, began, "the start", deadline, func(round int, dec *render.Output) {
 		if at := dec.Decisions.RestartAt; at != nil {
-			held++
+			if held++; held == 1 {
+				t.Logf("held: %s", dec.Decisions.Message)
+			}
 			if len(dec.Decisions.Delete) > 0 || dec.Decisions.Reason != "Restarting" || !strings.Contains(dec.Decisions.Message, at.UTC().Format(time.RFC3339)) {
 				t.Errorf("a held restart: deletes %d pods, reason %q, message %q; want none deleted, Restarting, the message naming %s",
 					len(dec.Decisions.Delete), dec.Decisions.Reason, dec.Decisions.Message, at.UTC().Format(time.RFC3339))
 			}
 			// The failed container's log is gone with its pod; the kubelet's copy of its tail
 			// (FallbackToLogsOnError, which render sets) names the Python exception it died of.
-			if !lastWordsQuoted.MatchString(dec.Decisions.Message) {
-				t.Errorf("a held restart's message %q does not quote the failed start's exception (%s)", dec.Decisions.Message, lastWordsQuoted)
+			if !quoted.MatchString(dec.Decisions.Message) {
+				t.Errorf("a held restart's message %q does not quote why the failed start ended (%s)", dec.Decisions.Message, quoted)
 			}
 			for name, r := range runs {
 				if name != tc.failing && isDone(r.proc) {
@@ -126,7 +151,7 @@ func playBackoff(t *testing.T, tc backoffCase, rt runtime, workdir string, n int
 	if len(restarted) != 2*tc.fails {
 		t.Errorf("pods restarted %v, want the gang of 2 each time, %d times", restarted, tc.fails)
 	}
-	checkTheWorldFinished(t, runs, nil)
+	checkTheRanksFinished(t, runs, max(tc.ranksPerPod, 1), nil)
 }
 
 // lastWordsQuoted is how the message of a restart of train.py --fail-first quotes its exception.

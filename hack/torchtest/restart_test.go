@@ -135,7 +135,14 @@ func playRestart(t *testing.T, tc restartCase, rt runtime, workdir string, n int
 // from how many times its training started in its last process.
 func checkTheWorldFinished(t *testing.T, runs map[string]*podRun, perPod func(name string, trainings int)) {
 	t.Helper()
-	n := len(runs)
+	checkTheRanksFinished(t, runs, 1, perPod)
+}
+
+// checkTheRanksFinished is checkTheWorldFinished for pods of perPodRanks ranks each (torchrun's
+// procPerNode): each pod's last process reports that many results, the world their total.
+func checkTheRanksFinished(t *testing.T, runs map[string]*podRun, perPodRanks int, perPod func(name string, trainings int)) {
+	t.Helper()
+	n := len(runs) * perPodRanks
 	var ranks []int
 	for name, r := range runs {
 		if code := exitCode(r.proc); code != 0 {
@@ -143,20 +150,21 @@ func checkTheWorldFinished(t *testing.T, runs map[string]*podRun, perPod func(na
 			continue
 		}
 		got := r.proc.results(t)
-		if len(got) != 1 {
-			t.Errorf("%s: %d results, want 1", name, len(got))
+		if len(got) != perPodRanks {
+			t.Errorf("%s: %d results, want %d", name, len(got), perPodRanks)
 			continue
 		}
-		res := got[0]
-		ranks = append(ranks, res.Rank)
-		if res.World != n || res.Sum != n*(n-1)/2 {
-			t.Errorf("%s: world %d, sum %d; want %d, %d", name, res.World, res.Sum, n, n*(n-1)/2)
+		for _, res := range got {
+			ranks = append(ranks, res.Rank)
+			if res.World != n || res.Sum != n*(n-1)/2 {
+				t.Errorf("%s: world %d, sum %d; want %d, %d", name, res.World, res.Sum, n, n*(n-1)/2)
+			}
 		}
 		trainings := trainingStarts(t, r.proc)
 		if perPod != nil {
 			perPod(name, trainings)
 		}
-		t.Logf("%s: rank %d, pod started %d times, training started %d times in the last, TORCHELASTIC_RESTART_COUNT %s", name, res.Rank, r.starts, trainings, str(res.RestartCount))
+		t.Logf("%s: ranks from %d, pod started %d times, training started %d times in the last, TORCHELASTIC_RESTART_COUNT %s", name, got[0].Rank, r.starts, trainings, str(got[0].RestartCount))
 	}
 	slices.Sort(ranks)
 	want := make([]int, n)

@@ -23,9 +23,12 @@ hold = sys.argv[sys.argv.index("--hold") + 1] if "--hold" in sys.argv else None
 
 # --fail-first N: the pod's first N starts raise RuntimeError (exit 1) before they join, as a container failing on
 # a cause outside it would (a data server down); the starts are counted in the file
-# fail-count-<hostname> of the working directory, which the pods share.
+# fail-count-<hostname> of the working directory, which the pods share (fail-count-<hostname>-<local
+# rank> for torchrun's local ranks past the first, each counting its own starts).
 if "--fail-first" in sys.argv:
     counter = f"fail-count-{socket.gethostname()}"
+    if os.environ.get("LOCAL_RANK", "0") != "0":
+        counter += f"-{os.environ['LOCAL_RANK']}"
     starts = int(open(counter).read()) + 1 if os.path.exists(counter) else 1
     with open(counter, "w") as f:
         f.write(str(starts))
