@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -213,7 +214,12 @@ func (k *kueueCache) get(ctx context.Context) (cache.Cache, error) {
 	c, err := k.start(ctx, "Kueue's objects", cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject:         map[client.Object]cache.ByObject{newWorkload(): {Label: labels.NewSelector().Add(*owned)}},
-	}, nil)
+	}, func(c cache.Cache) error {
+		// A sliced job's Workloads are listed by their controller (render.Sliced).
+		return c.IndexField(ctx, newWorkload(), workloadControllerIndex, func(o client.Object) []string {
+			return controllerUID(o)
+		})
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -252,6 +258,9 @@ func (k *kueueSync) observe(ctx context.Context, job client.Object, model *rende
 	if err != nil {
 		return nil, nil, err
 	}
+	if render.Sliced(model) {
+		return k.observeSlices(ctx, job, obs)
+	}
 	live := newWorkload()
 	switch err := k.cache.Get(ctx, types.NamespacedName{Namespace: job.GetNamespace(), Name: render.WorkloadName(model)}, live); {
 	case apierrors.IsNotFound(err):
@@ -269,29 +278,68 @@ func (k *kueueSync) observe(ctx context.Context, job client.Object, model *rende
 		return nil, nil, fmt.Errorf("reading Workload %s: %w", live.GetName(), err)
 	}
 	obs.Preemptor = render.PreemptorOf(obs.Workload, k.workloadByUID(ctx))
-	if a := obs.Workload.Status.Admission; a != nil {
-		for _, psa := range a.PodSetAssignments {
-			for _, name := range psa.Flavors {
-				if obs.Flavors[name] != nil {
-					continue
-				}
-				u := &unstructured.Unstructured{}
-				u.SetGroupVersionKind(kueue.GroupVersion.WithKind(kueue.KindResourceFlavor))
-				switch err := k.cache.Get(ctx, types.NamespacedName{Name: name}, u); {
-				case apierrors.IsNotFound(err):
-					continue // render says which is missing
-				case err != nil:
-					return nil, nil, err
-				}
-				rf := &kueue.ResourceFlavor{}
-				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, rf); err != nil {
-					return nil, nil, fmt.Errorf("reading ResourceFlavor %s: %w", name, err)
-				}
-				obs.Flavors[name] = rf
-			}
-		}
+	if err := k.readFlavors(ctx, obs, obs.Workload); err != nil {
+		return nil, nil, err
 	}
 	return obs, live, nil
+}
+
+// observeSlices reads the Workloads a sliced job controls (render.Sliced): the one it runs or
+// waits under (returned live too), a slice asking for a new size, and the rest
+// (render.SliceWorkloads); and the ResourceFlavors of their admissions.
+func (k *kueueSync) observeSlices(ctx context.Context, job client.Object, obs *render.KueueObservation) (*render.KueueObservation, *unstructured.Unstructured, error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(kueue.GroupVersion.WithKind(kueue.KindWorkload + "List"))
+	if err := k.cache.List(ctx, list, client.InNamespace(job.GetNamespace()), client.MatchingFields{workloadControllerIndex: string(job.GetUID())}); err != nil {
+		return nil, nil, err
+	}
+	ws := make([]*kueue.Workload, len(list.Items))
+	for i := range list.Items {
+		ws[i] = &kueue.Workload{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(list.Items[i].Object, ws[i]); err != nil {
+			return nil, nil, fmt.Errorf("reading Workload %s: %w", list.Items[i].GetName(), err)
+		}
+	}
+	obs.Workload, obs.Replacement, obs.Others = render.SliceWorkloads(ws)
+	if obs.Workload == nil {
+		return obs, nil, nil
+	}
+	obs.Preemptor = render.PreemptorOf(obs.Workload, k.workloadByUID(ctx))
+	for _, w := range append([]*kueue.Workload{obs.Workload}, obs.Others...) {
+		if err := k.readFlavors(ctx, obs, w); err != nil {
+			return nil, nil, err
+		}
+	}
+	return obs, &list.Items[slices.Index(ws, obs.Workload)], nil
+}
+
+// readFlavors reads into obs.Flavors the ResourceFlavors w's admission names.
+func (k *kueueSync) readFlavors(ctx context.Context, obs *render.KueueObservation, w *kueue.Workload) error {
+	a := w.Status.Admission
+	if a == nil {
+		return nil
+	}
+	for _, psa := range a.PodSetAssignments {
+		for _, name := range psa.Flavors {
+			if obs.Flavors[name] != nil {
+				continue
+			}
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(kueue.GroupVersion.WithKind(kueue.KindResourceFlavor))
+			switch err := k.cache.Get(ctx, types.NamespacedName{Name: name}, u); {
+			case apierrors.IsNotFound(err):
+				continue // render says which is missing
+			case err != nil:
+				return err
+			}
+			rf := &kueue.ResourceFlavor{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, rf); err != nil {
+				return fmt.Errorf("reading ResourceFlavor %s: %w", name, err)
+			}
+			obs.Flavors[name] = rf
+		}
+	}
+	return nil
 }
 
 // observeKubeflow reads the Workload Kueue's own integration made for a kubeflow.org job labelled
@@ -425,6 +473,9 @@ func (k *kueueSync) sync(ctx context.Context, job client.Object, out *render.Out
 	}
 	d := out.Decisions.Kueue
 	logger := log.FromContext(ctx).WithValues("workload", d.Workload)
+	if err := k.sliceWrites(ctx, job, d, live); err != nil {
+		return err
+	}
 	switch {
 	case d.Create && out.KueueWorkload != nil:
 		err := k.client.Create(ctx, out.KueueWorkload.DeepCopy(), client.FieldOwner(FieldManager))
@@ -507,6 +558,41 @@ func (k *kueueSync) sync(ctx context.Context, job client.Object, out *render.Out
 		set = append(set, c.Type+"="+string(c.Status))
 	}
 	logger.V(1).Info("Workload status written", "conditions", set, "admissionReleased", d.ReleaseAdmission)
+	return nil
+}
+
+// sliceWrites makes a sliced job's slices what render decided (render.Sliced): the Workloads it no
+// longer needs deleted, the running Workload's elastic count lowered in place.
+func (k *kueueSync) sliceWrites(ctx context.Context, job client.Object, d *render.KueueDecisions, live *unstructured.Unstructured) error {
+	logger := log.FromContext(ctx)
+	for _, name := range d.Delete {
+		w := newWorkload()
+		w.SetNamespace(job.GetNamespace())
+		w.SetName(name)
+		if err := k.client.Delete(ctx, w); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting Workload %s: %w", name, err)
+		}
+		logger.V(1).Info("deleted a Workload slice the job no longer needs", "slice", name)
+	}
+	if s := d.ScaleDown; s != nil && live != nil {
+		// Note: spec.podSets is a list keyed by name; the test makes the patch fail rather than
+		// change another pod set's count.
+		path := fmt.Sprintf("/spec/podSets/%d/", s.Index)
+		patch, err := json.Marshal([]map[string]any{
+			{"op": "test", "path": path + "name", "value": s.Name},
+			{"op": "replace", "path": path + "count", "value": s.Count},
+		})
+		if err != nil {
+			return err
+		}
+		if err := k.client.Patch(ctx, live.DeepCopy(), client.RawPatch(types.JSONPatchType, patch), client.FieldOwner(FieldManager)); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return fmt.Errorf("lowering Workload %s pod set %s to %d: %w", live.GetName(), s.Name, s.Count, err)
+		}
+		logger.Info("lowered the job's Workload in place: the job shrank", "podSet", s.Name, "count", s.Count)
+	}
 	return nil
 }
 

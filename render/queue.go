@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
@@ -56,6 +57,10 @@ type Queue struct {
 	// a label or an annotation): MultiKueue's copy in a worker cluster has one. The job adopts it
 	// and never makes its own (multikueue.go).
 	Prebuilt string
+	// Slices: the job is annotated kueue.x-k8s.io/elastic-job: "true". An elastic job with one
+	// elastic replica type then grows and shrinks while admitted through Kueue's workload slices
+	// (Sliced), instead of asking partial admission (minCount).
+	Slices bool
 }
 
 // KueueObservation is what the controller observed for a queued job.
@@ -68,6 +73,10 @@ type KueueObservation struct {
 	Priority *WorkloadPriority
 	// PriorityError says why the priority class could not be resolved (it does not exist).
 	PriorityError string
+	// Replacement and Others are a sliced job's other Workloads (Sliced, SliceWorkloads): a slice
+	// asking for a new size in place of Workload, and the rest.
+	Replacement *kueue.Workload
+	Others      []*kueue.Workload
 	// Preemptor names the job Kueue evicted the Workload for, when it did so to admit another
 	// (reason Preempted) in the job's own namespace: its kind and name ("PyTorchJob high"). Empty
 	// otherwise: Kueue's words name the preemptor by UIDs only, and another namespace's job is
@@ -103,6 +112,20 @@ type KueueDecisions struct {
 	// Adopt: the Workload is a prebuilt one (Queue.Prebuilt) with no controller yet; the job
 	// becomes its controller, and its job-uid label is set, as Kueue's jobframework does.
 	Adopt bool `json:"adopt,omitempty"`
+	// ScaleDown: a sliced job (Sliced) asks for fewer pods of its elastic replica type than its
+	// admitted Workload: that pod set's count is lowered in place (Kueue frees the difference;
+	// its admission keeps the count it granted).
+	ScaleDown *PodSetCount `json:"scaleDown,omitempty"`
+	// Delete names the job's other Workloads to delete: a slice asking for a size the job no
+	// longer wants (or that can no longer replace the running one), and slices Kueue has replaced.
+	Delete []string `json:"delete,omitempty"`
+}
+
+// PodSetCount is the new count of a Workload's pod set, by its index and name.
+type PodSetCount struct {
+	Index int    `json:"index"`
+	Name  string `json:"name"`
+	Count int32  `json:"count"`
 }
 
 // priorityRecheck is how often a job held for a missing priority class looks for it again.
@@ -138,7 +161,114 @@ func queueOf(m metav1.ObjectMeta) *Queue {
 	if prebuilt == "" {
 		prebuilt = m.Annotations[kueue.AnnotationPrebuiltWorkload]
 	}
-	return &Queue{Name: name, PriorityClass: m.Labels[kueue.LabelPriorityClass], Prebuilt: prebuilt}
+	return &Queue{Name: name, PriorityClass: m.Labels[kueue.LabelPriorityClass], Prebuilt: prebuilt, Slices: m.Annotations[kueue.AnnotationElasticJob] == "true"}
+}
+
+// Sliced reports whether the queued job grows and shrinks while admitted through Kueue's workload
+// slices: it asks for them (Queue.Slices), is elastic with one elastic replica type (the pod set
+// that changes), and makes its own Workloads (not a prebuilt one). Such a job's Workload sets no
+// minCount: Kueue does not admit an elastic Workload partially.
+//
+// Scaled down, the job lowers its admitted Workload's count in place. Scaled up, it keeps running
+// at its admitted size and asks for the new size with a new Workload, a slice that names the
+// admitted one (kueue.x-k8s.io/workload-slice-replacement-for); Kueue admits the slice charging
+// only what it adds, and marks the replaced Workload Finished (WorkloadSliceReplaced). The job
+// then grows under the slice's admission, its running pods untouched.
+func Sliced(j *Job) bool {
+	return j.Queue != nil && j.Queue.Slices && j.Queue.Prebuilt == "" && elasticPodSet(j) >= 0
+}
+
+// SliceWorkloads sorts the Workloads a sliced job controls: w is the one the job runs or waits
+// under (the unfinished one a waiting slice names, else the one admitted, else the oldest
+// unfinished; with none unfinished, the newest finished that Kueue did not replace, if any);
+// replacement is an unfinished slice that names w; others are the rest (slices Kueue replaced,
+// strays).
+func SliceWorkloads(ws []*kueue.Workload) (w, replacement *kueue.Workload, others []*kueue.Workload) {
+	var unfinished []*kueue.Workload
+	for _, x := range ws {
+		if !condition(x, kueue.WorkloadFinished) {
+			unfinished = append(unfinished, x)
+		}
+	}
+	oldestFirst := func(a, b *kueue.Workload) int {
+		return cmpTime(a.CreationTimestamp, b.CreationTimestamp, a.Name, b.Name)
+	}
+	slices.SortFunc(unfinished, oldestFirst)
+	for _, x := range unfinished {
+		for _, y := range unfinished {
+			if x != y && y.Annotations[kueue.AnnotationWorkloadSliceReplacementFor] == x.Namespace+"/"+x.Name {
+				w, replacement = x, y
+			}
+		}
+	}
+	if w == nil {
+		for _, x := range unfinished {
+			if condition(x, kueue.WorkloadAdmitted) && w == nil {
+				w = x
+			}
+		}
+	}
+	if w == nil && len(unfinished) > 0 {
+		w = unfinished[0]
+	}
+	if w == nil {
+		for _, x := range ws {
+			if c := meta.FindStatusCondition(x.Status.Conditions, kueue.WorkloadFinished); c.Reason != kueue.FinishedWorkloadSliceReplaced && (w == nil || oldestFirst(w, x) < 0) {
+				w = x
+			}
+		}
+	}
+	for _, x := range ws {
+		if x != w && x != replacement {
+			others = append(others, x)
+		}
+	}
+	return w, replacement, others
+}
+
+// cmpTime orders by time, then by name.
+func cmpTime(a, b metav1.Time, an, bn string) int {
+	switch {
+	case a.Before(&b):
+		return -1
+	case b.Before(&a):
+		return 1
+	}
+	return strings.Compare(an, bn)
+}
+
+// sliceName names the slice that replaces Workload replaced with the pod set counts of want: the
+// job's Workload name with a hash of the replaced one's name and the counts in place of its own
+// hash, so that each step of a chain has a name of its own.
+func sliceName(j *Job, replaced string, want []ReplicaType) string {
+	h := sha1.New()
+	h.Write([]byte(WorkloadName(j) + "\n" + replaced))
+	for _, t := range want {
+		fmt.Fprintf(h, "\n%s=%d", t.Type, t.Replicas)
+	}
+	base := WorkloadName(j)
+	return base[:len(base)-5] + hex.EncodeToString(h.Sum(nil))[:5]
+}
+
+// admittedNow: w is admitted and neither evicted nor finished: the job's pods may run under it.
+func admittedNow(w *kueue.Workload) bool {
+	return w != nil && condition(w, kueue.WorkloadAdmitted) && !condition(w, kueue.WorkloadEvicted) && !condition(w, kueue.WorkloadFinished) && w.Status.Admission != nil
+}
+
+// slicePredecessor is, for a sliced job whose Workload w is a slice Kueue is admitting, the
+// Workload w replaces, once Kueue has marked it Finished (WorkloadSliceReplaced) and before it
+// admits w (two writes): the job's pods run under its admission meanwhile. Nil otherwise.
+func slicePredecessor(j *Job, k *KueueObservation, w *kueue.Workload) *kueue.Workload {
+	if !Sliced(j) || k == nil || w == nil || condition(w, kueue.WorkloadAdmitted) || condition(w, kueue.WorkloadEvicted) {
+		return nil
+	}
+	for _, o := range k.Others {
+		c := meta.FindStatusCondition(o.Status.Conditions, kueue.WorkloadFinished)
+		if w.Annotations[kueue.AnnotationWorkloadSliceReplacementFor] == o.Namespace+"/"+o.Name && c != nil && c.Status == metav1.ConditionTrue && c.Reason == kueue.FinishedWorkloadSliceReplaced && o.Status.Admission != nil {
+			return o
+		}
+	}
+	return nil
 }
 
 // WorkloadName is the name of the Workload of a job, as Kueue's jobframework names it:
@@ -199,6 +329,15 @@ func (r *renderer) queueHold() bool {
 	}
 	w := k.Workload
 	name := WorkloadName(r.job)
+	if w != nil {
+		name = w.Name // a sliced job's slices have names of their own
+	}
+	// gov is the Workload whose admission the pods run under: w, or while Kueue admits the slice
+	// w, the Workload it replaces.
+	gov := w
+	if p := slicePredecessor(r.job, r.in.Kueue, w); p != nil {
+		gov = p
+	}
 	switch {
 	case w == nil && q.Prebuilt != "":
 		// Nothing links the Workload to the job until the job adopts it, so its arrival in the
@@ -222,10 +361,10 @@ func (r *renderer) queueHold() bool {
 		// Note: Kueue evicts an inactive Workload (reason Deactivated) even if it never admitted
 		// it; waiting "to be admitted again" would never end.
 		return hold(ReasonQueued, fmt.Sprintf("Workload %s is inactive (spec.active: false, set outside Trainyard): Kueue admits it only once it is active again (kubectl patch workload %s --type=merge -p '{\"spec\":{\"active\":true}}')", name, name))
-	case condition(w, kueue.WorkloadEvicted) || !condition(w, kueue.WorkloadAdmitted) || w.Status.Admission == nil:
+	case gov == w && (condition(w, kueue.WorkloadEvicted) || !condition(w, kueue.WorkloadAdmitted) || w.Status.Admission == nil):
 		return hold(ReasonQueued, kueueWait(w, q.Name, k.Preemptor))
 	}
-	infos, err := podSetInfos(w, k.Flavors)
+	infos, err := podSetInfos(gov, k.Flavors)
 	if err == nil {
 		err = r.checkPodSetInfos(infos)
 	}
@@ -456,20 +595,42 @@ func requestedReplicas(j *Job) []ReplicaType {
 // admitted count, split as elastic jobs are, and its Queue.Requested keeps what it asked. Render
 // applies it; the controller applies it to the model the status is derived from. Applying it
 // twice changes nothing.
+//
+// A sliced job (Sliced) runs with at most what its admitted Workload grants: the smaller of its
+// elastic pod set's count and the admission's (a count lowered in place keeps the admission's).
+// Scaled up, it runs at that size until Kueue admits the slice that asks for more.
 func AdmittedJob(j Job, k *KueueObservation) Job {
 	i := elasticPodSet(&j)
-	if j.Queue == nil || j.Queue.Requested != 0 || i < 0 || k == nil || k.Workload == nil || k.Workload.Status.Admission == nil {
+	if j.Queue == nil || j.Queue.Requested != 0 || i < 0 || k == nil || k.Workload == nil {
 		return j
 	}
 	w := k.Workload
+	if Sliced(&j) && !admittedNow(w) {
+		w = slicePredecessor(&j, k, w)
+	}
+	if w == nil || w.Status.Admission == nil {
+		return j
+	}
 	typ := j.Replicas[i].Type
 	ps := slices.IndexFunc(w.Spec.PodSets, func(p kueue.PodSet) bool { return p.Name == typ })
 	as := slices.IndexFunc(w.Status.Admission.PodSetAssignments, func(a kueue.PodSetAssignment) bool { return a.Name == typ })
-	if ps < 0 || as < 0 || w.Status.Admission.PodSetAssignments[as].Count == nil {
+	if ps < 0 || as < 0 {
 		return j
 	}
-	short := w.Spec.PodSets[ps].Count - *w.Status.Admission.PodSetAssignments[as].Count
-	if short <= 0 || w.Spec.PodSets[ps].Count != j.Replicas[i].Replicas {
+	var short int32
+	switch granted := w.Status.Admission.PodSetAssignments[as].Count; {
+	case Sliced(&j):
+		n := w.Spec.PodSets[ps].Count
+		if granted != nil {
+			n = min(n, *granted)
+		}
+		short = j.Replicas[i].Replicas - n
+	case granted == nil || w.Spec.PodSets[ps].Count != j.Replicas[i].Replicas:
+		return j
+	default:
+		short = w.Spec.PodSets[ps].Count - *granted
+	}
+	if short <= 0 {
 		return j
 	}
 	q, e := *j.Queue, *j.Elastic
@@ -507,6 +668,15 @@ func (r *renderer) desiredWorkload() *kueue.Workload {
 	for _, t := range requested {
 		w.Spec.PodSets = append(w.Spec.PodSets, kueue.PodSet{Name: t.Type, Count: t.Replicas, Template: *t.Template.DeepCopy()})
 	}
+	if Sliced(j) {
+		// Kueue reads the annotation on the Workload; the chain of slices is named after its first.
+		if w.Annotations == nil {
+			w.Annotations = map[string]string{}
+		}
+		w.Annotations[kueue.AnnotationElasticJob] = "true"
+		w.Annotations[kueue.AnnotationWorkloadSliceName] = w.Name
+		return w
+	}
 	// An elastic job may start with fewer pods than it asks, down to minReplicas: its elastic
 	// podSet's minCount (Kueue admits partially only with its PartialAdmission feature, on by
 	// default, and drops minCount without it).
@@ -538,12 +708,81 @@ func (r *renderer) staleWorkload(w *kueue.Workload) bool {
 			}
 		}
 	}
+	// A sliced job running under w changes its elastic pod set's count through slices, not a new
+	// Workload (sliceDecisions).
+	grows := -1
+	if Sliced(r.job) && (admittedNow(w) || slicePredecessor(r.job, r.in.Kueue, w) != nil) {
+		grows = elasticPodSet(r.job)
+	}
 	for i, t := range requested {
-		if ps := w.Spec.PodSets[i]; ps.Name != t.Type || ps.Count != t.Replicas {
+		if ps := w.Spec.PodSets[i]; ps.Name != t.Type || (ps.Count != t.Replicas && i != grows) {
 			return true
 		}
 	}
 	return false
+}
+
+// sliceDecisions decides for a sliced job (Sliced) what its slices need: while it runs under its
+// admitted Workload w, a count lowered in place when it shrinks, and when it grows a slice that
+// asks for the new size in place of w; the slices it no longer needs deleted.
+func (r *renderer) sliceDecisions(kd *KueueDecisions, w *kueue.Workload, ended bool) {
+	k := r.in.Kueue
+	pred := slicePredecessor(r.job, r.in.Kueue, w)
+	for _, o := range k.Others {
+		if o != pred {
+			kd.Delete = append(kd.Delete, o.Name)
+		}
+	}
+	rep := k.Replacement
+	drop := func() {
+		if rep != nil {
+			kd.Delete = append(kd.Delete, rep.Name)
+		}
+	}
+	if ended || r.job.Pause || !admittedNow(w) || r.admission == nil {
+		drop()
+		return
+	}
+	i := elasticPodSet(r.job)
+	want := requestedReplicas(r.job)
+	switch d, cur := want[i].Replicas, w.Spec.PodSets[i].Count; {
+	case d < cur:
+		kd.ScaleDown = &PodSetCount{Index: i, Name: want[i].Type, Count: d}
+		drop()
+	case d == cur:
+		drop()
+	case rep == nil:
+		r.growing(want, nil)
+		slice := r.desiredWorkload()
+		slice.Name = sliceName(r.job, w.Name, want)
+		slice.Annotations[kueue.AnnotationWorkloadSliceName] = cmp.Or(w.Annotations[kueue.AnnotationWorkloadSliceName], w.Name)
+		slice.Annotations[kueue.AnnotationWorkloadSliceReplacementFor] = w.Namespace + "/" + w.Name
+		if u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(slice); err == nil {
+			r.out.KueueWorkload = &unstructured.Unstructured{Object: u}
+			kd.Create = true
+		}
+	case !slices.EqualFunc(rep.Spec.PodSets, want, func(ps kueue.PodSet, t ReplicaType) bool { return ps.Name == t.Type && ps.Count == t.Replicas }):
+		drop() // asks for another size: a new slice follows once it is gone
+	default:
+		r.growing(want, rep)
+	}
+}
+
+// growing says, in the Running condition, that a sliced job runs at its admitted size while the
+// slice asking for want waits for Kueue (rep, or nil while it is being created).
+func (r *renderer) growing(want []ReplicaType, rep *kueue.Workload) {
+	d := &r.out.Decisions
+	if d.Phase != batch.JobRunning || d.Message != "" {
+		return
+	}
+	var asked int32
+	for _, t := range want {
+		asked += t.Replicas
+	}
+	d.Message = fmt.Sprintf("%d of the %d replicas asked for are running; the rest wait for Kueue to admit the job's new size", r.job.PodCount(), asked)
+	if rep != nil {
+		d.Message += " (" + kueueWait(rep, r.job.Queue.Name, "") + ")"
+	}
 }
 
 // kueueDecisions decides, after the round's other decisions, what the job's Workload needs: to
@@ -560,8 +799,19 @@ func (r *renderer) kueueDecisions() {
 	ended := r.terminal()
 	w := k.Workload
 	prebuilt := r.job.Queue.Prebuilt != ""
+	if w != nil {
+		kd.Workload = w.Name // a sliced job's slices have names of their own
+	}
 	if !ended && !prebuilt {
 		desired := r.desiredWorkload()
+		if w != nil && Sliced(r.job) {
+			desired.Name = w.Name
+			for _, a := range []string{kueue.AnnotationWorkloadSliceName, kueue.AnnotationWorkloadSliceReplacementFor} {
+				if v := w.Annotations[a]; v != "" {
+					desired.Annotations[a] = v
+				}
+			}
+		}
 		if w == nil {
 			kd.Create = true
 		}
@@ -585,6 +835,9 @@ func (r *renderer) kueueDecisions() {
 		kd.Conditions = append(kd.Conditions, metav1.Condition{Type: typ, Status: s, Reason: reason, Message: message, LastTransitionTime: r.now, ObservedGeneration: w.Generation})
 	}
 	if !ended && r.staleWorkload(w) {
+		if k.Replacement != nil {
+			kd.Delete = append(kd.Delete, k.Replacement.Name) // it would replace what goes
+		}
 		switch {
 		case !prebuilt:
 			kd.Replace = true
@@ -594,6 +847,9 @@ func (r *renderer) kueueDecisions() {
 			set(kueue.WorkloadFinished, true, kueue.FinishedOutOfSync, "The prebuilt workload is out of sync with its user job")
 		}
 		return
+	}
+	if Sliced(r.job) {
+		r.sliceDecisions(kd, w, ended)
 	}
 	active := w.Spec.Active == nil || *w.Spec.Active
 	switch {
@@ -633,7 +889,7 @@ func (r *renderer) kueueDecisions() {
 			kd.ReleaseAdmission = true
 		}
 	}
-	if !r.job.Dispatched {
+	if !r.job.Dispatched && slicePredecessor(r.job, r.in.Kueue, w) == nil {
 		r.podsReady(w, set)
 	}
 }
@@ -730,6 +986,7 @@ func ReadObservedKueue(data []byte, j *Job) (*KueueObservation, error) {
 	obs := &KueueObservation{Flavors: map[string]*kueue.ResourceFlavor{}}
 	values := map[kueue.PriorityClassRef]int32{}
 	workloads := map[types.UID]*kueue.Workload{}
+	var sliced []*kueue.Workload // a sliced job's: the one it names, and those it controls
 	for i, doc := range docs {
 		var head struct {
 			Kind     string            `json:"kind"`
@@ -749,6 +1006,9 @@ func ReadObservedKueue(data []byte, j *Job) (*KueueObservation, error) {
 			if w.Name == WorkloadName(j) {
 				obs.Workload = w
 			}
+			if c := metav1.GetControllerOfNoCopy(w); Sliced(j) && (w.Name == WorkloadName(j) || c != nil && c.UID == j.UID) {
+				sliced = append(sliced, w)
+			}
 		case kueue.KindResourceFlavor:
 			rf := &kueue.ResourceFlavor{}
 			if err := yaml.Unmarshal(doc, rf); err != nil {
@@ -760,6 +1020,9 @@ func ReadObservedKueue(data []byte, j *Job) (*KueueObservation, error) {
 		case kueue.PriorityClassKindPod:
 			values[kueue.PriorityClassRef{Group: kueue.PriorityClassGroupPod, Kind: head.Kind, Name: head.Metadata.Name}] = head.Value
 		}
+	}
+	if len(sliced) > 0 {
+		obs.Workload, obs.Replacement, obs.Others = SliceWorkloads(sliced)
 	}
 	obs.Priority, obs.PriorityError = PriorityOf(j, func(ref kueue.PriorityClassRef) (int32, bool) {
 		v, ok := values[ref]

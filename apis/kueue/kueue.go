@@ -47,6 +47,19 @@ const (
 	// AnnotationPrebuiltWorkload is LabelPrebuiltWorkload as an annotation (for a name longer than
 	// a label value may be).
 	AnnotationPrebuiltWorkload = "kueue.x-k8s.io/prebuilt-workload-name"
+	// AnnotationElasticJob, "true" on a job, asks Kueue to let the job grow and shrink while
+	// admitted, through workload slices (Kueue's ElasticJobsViaWorkloadSlices feature, on by
+	// default from Kueue v0.18). Set by the user on the job; Trainyard puts it on the job's
+	// Workloads too, where Kueue reads it.
+	AnnotationElasticJob = "kueue.x-k8s.io/elastic-job"
+	// AnnotationWorkloadSliceName names the first Workload of an elastic job's chain of slices. Set
+	// by Trainyard on every slice of the chain, as Kueue's jobframework does.
+	AnnotationWorkloadSliceName = "kueue.x-k8s.io/workload-slice-name"
+	// AnnotationWorkloadSliceReplacementFor is "<namespace>/<name>" of the admitted Workload a new
+	// slice replaces. Set by Trainyard on the slice that asks for an admitted elastic job's new
+	// size; Kueue's scheduler then charges only what the slice adds, and once it admits the slice
+	// it marks the replaced Workload Finished (FinishedWorkloadSliceReplaced).
+	AnnotationWorkloadSliceReplacementFor = "kueue.x-k8s.io/workload-slice-replacement-for"
 	// LabelMultiKueueOrigin names the manager cluster that dispatched a job or Workload. Set by
 	// Kueue's MultiKueue on what it creates in a worker cluster.
 	LabelMultiKueueOrigin = "kueue.x-k8s.io/multikueue-origin"
@@ -75,6 +88,9 @@ const (
 	// FinishedOutOfSync: a prebuilt Workload does not match its job (Kueue's
 	// WorkloadFinishedReasonOutOfSync); MultiKueue then dispatches the job again.
 	FinishedOutOfSync = "OutOfSync"
+	// FinishedWorkloadSliceReplaced: Kueue admitted the slice that replaces the Workload (written
+	// by Kueue's scheduler, not by Trainyard).
+	FinishedWorkloadSliceReplaced = "WorkloadSliceReplaced"
 	// QuotaReserved=False once an evicted Workload's admission is released.
 	QuotaReservedPending = "Pending"
 	// PodsReady reasons.
