@@ -39,6 +39,7 @@ func TestKueue(t *testing.T) {
 		kueueFeature("pausing a queued PyTorchTrainingJob deactivates its Workload, freeing the quota for another job; resumed, it queues again", "kq-t9k-pause", kueueT9kPaused),
 		kueueFeature("trainyard pause of a queued Kubeflow PyTorchJob deactivates its Workload: Kueue evicts and suspends it, freeing the quota; trainyard resume queues it again", "kq-kf-pause", kueueKubeflowPausedByCLI),
 		kueueFeature("an elastic PyTorchTrainingJob asking more than the quota is admitted partially, down to minReplicas, and runs with the admitted pods", "kq-t9k-partial", kueueT9kPartial),
+		kueueFeature("an elastic PyTorchTrainingJob annotated kueue.x-k8s.io/elastic-job grows and shrinks while admitted, through Kueue's workload slices, its running pods untouched", "kq-t9k-slices", kueueT9kSlices),
 	)
 }
 
@@ -685,4 +686,93 @@ func kfWaitingIs(ctx context.Context, t *testing.T, c client.Client, ns, name, r
 		return false, "no Waiting condition"
 	})
 	t.Logf("%s: Waiting %s", name, msg)
+}
+
+// kueueT9kSlices: an elastic job annotated kueue.x-k8s.io/elastic-job: "true" changes size while
+// admitted through Kueue's workload slices, against the real Kueue: grown within the quota, Kueue
+// admits the slice asking for the new size (charging only the added pod) and finishes the Workload
+// it replaces, and the job grows with its first pods still running; grown beyond the quota, it
+// keeps running at its admitted size and says why; shrunk, its admitted Workload's count is
+// lowered in place and Kueue gives the freed GPU to another job at once.
+func kueueT9kSlices(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	createKueue(ctx, t, c, clusterQueue(ns, 3, false))
+	job := queued(pyTorchJob("el").Workers(1, sim("", "")).Obj(), "").(*batch.PyTorchTrainingJob)
+	job.Annotations = map[string]string{"kueue.x-k8s.io/elastic-job": "true"}
+	job.Spec.ReplicaSpecs[1].ScalingWeight = ptr(int32(1))
+	job.Spec.TorchrunConfig = &batch.TorchrunConfig{Enabled: ptr(true), MaxRestarts: ptr(int32(3))}
+	job.Spec.Elastic = &batch.ElasticConfig{Enabled: ptr(true), MinReplicas: ptr(int32(2)), MaxReplicas: ptr(int32(4)), ExpectedReplicas: ptr(int32(2))}
+	create(ctx, t, c, ns, job)
+	first := waitWorkload(ctx, t, c, ns, "el", "admitted", admitted)
+	if sets, _, _ := unstructured.NestedSlice(first.Object, "spec", "podSets"); len(sets) != 2 || sets[1].(map[string]any)["minCount"] != nil {
+		t.Errorf("the first Workload's pod sets %v; want master and worker, no minCount (Kueue admits no elastic Workload partially)", sets)
+	}
+	running := func(want int) map[string]types.UID {
+		t.Helper()
+		uids := map[string]types.UID{}
+		eventually(t, 60*time.Second, fmt.Sprintf("%d pods of el running", want), func() (bool, string) {
+			clear(uids)
+			var states []string
+			for _, p := range kfPodsOf(ctx, t, c, ns, "el") {
+				if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning {
+					uids[p.Name] = p.UID
+				}
+				states = append(states, p.Name+" "+string(p.Status.Phase))
+			}
+			return len(uids) == want && len(kfPodsOf(ctx, t, c, ns, "el")) == want, strings.Join(states, ", ")
+		})
+		return uids
+	}
+	untouched := func(before, now map[string]types.UID) {
+		t.Helper()
+		for name, uid := range before {
+			if now[name] != uid {
+				t.Errorf("pod %s was replaced or deleted (uid %s, now %q): a slice must not restart the job", name, uid, now[name])
+			}
+		}
+	}
+	scale := func(n int) {
+		t.Helper()
+		patchJob(ctx, t, c, ns, "el", fmt.Sprintf(`{"spec":{"elastic":{"expectedReplicas":%d}}}`, n))
+	}
+	pods2 := running(2)
+
+	// Grown within the quota: the slice is admitted, the replaced Workload goes.
+	start := time.Now()
+	scale(3)
+	grown := waitWorkload(ctx, t, c, ns, "el", "a slice replacing the first Workload, admitted", func(w *unstructured.Unstructured) bool {
+		return admitted(w) && w.GetUID() != first.GetUID()
+	})
+	if got := grown.GetAnnotations()["kueue.x-k8s.io/workload-slice-replacement-for"]; got != ns+"/"+first.GetName() {
+		t.Errorf("the slice's workload-slice-replacement-for %q; want %s/%s", got, ns, first.GetName())
+	}
+	pods3 := running(3)
+	untouched(pods2, pods3)
+	t.Logf("grown from 2 to 3 pods under slice %s in %.1f s, the first 2 pods untouched", grown.GetName(), time.Since(start).Seconds())
+
+	// Grown beyond the quota (3 GPUs): it runs 3 and says why; the slice waits.
+	scale(4)
+	eventually(t, 60*time.Second, "el says it runs 3 of the 4 replicas asked for, waiting for Kueue", func() (bool, string) {
+		st, err := jobStatus(ctx, c, ns, "el")
+		if err != nil {
+			return false, err.Error()
+		}
+		msg := conditionText(st, batch.ConditionRunning)
+		return strings.Contains(msg, "3 of the 4 replicas asked for are running") && strings.Contains(msg, "insufficient unused quota"), msg
+	})
+	if wls := workloadsOf(ctx, t, c, ns, "el"); len(wls) != 2 {
+		t.Errorf("%d Workloads while the slice for 4 waits; want the admitted one and the slice", len(wls))
+	}
+	untouched(pods3, running(3))
+
+	// Shrunk to 2: the waiting slice goes, the admitted Workload's count is lowered in place, and
+	// Kueue gives the freed GPU to the next job.
+	scale(2)
+	shrunk := waitWorkload(ctx, t, c, ns, "el", "the admitted Workload lowered to 1 worker in place", func(w *unstructured.Unstructured) bool {
+		sets, _, _ := unstructured.NestedSlice(w.Object, "spec", "podSets")
+		return w.GetUID() == grown.GetUID() && admitted(w) && len(sets) == 2 && fmt.Sprint(sets[1].(map[string]any)["count"]) == "1"
+	})
+	untouched(map[string]types.UID{"el-master-0": pods3["el-master-0"], "el-worker-0": pods3["el-worker-0"]}, running(2))
+	t.Logf("shrunk to 2 pods under the same Workload %s", shrunk.GetName())
+	create(ctx, t, c, ns, queued(pyTorchJob("next").Obj(), ""))
+	waitPhase(ctx, t, c, ns, "next", batch.JobRunning)
 }
