@@ -7,17 +7,20 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
 	"github.com/trainyard/trainyard/apis/kueue"
+	"github.com/trainyard/trainyard/render"
 	"github.com/trainyard/trainyard/status"
 )
 
@@ -185,7 +188,8 @@ func setPausedAlready(j *job, pause bool) string {
 	return ref(j) + " is not paused"
 }
 
-// jobWorkload is the Kueue Workload the job controls, or nil when there is none.
+// jobWorkload is the Kueue Workload the job controls, or nil when there is none. Of several (an
+// elastic job's workload slices), the one it runs or waits under (render.SliceWorkloads).
 func (s *session) jobWorkload(ctx context.Context, j *job) (*unstructured.Unstructured, error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(kueue.GroupVersion.WithKind(kueue.KindWorkload + "List"))
@@ -195,10 +199,19 @@ func (s *session) jobWorkload(ctx context.Context, j *job) (*unstructured.Unstru
 		}
 		return nil, err
 	}
+	var owned []*unstructured.Unstructured
+	var ws []*kueue.Workload
 	for i := range list.Items {
 		if ref := metav1.GetControllerOf(&list.Items[i]); ref != nil && ref.UID == j.obj.GetUID() {
-			return &list.Items[i], nil
+			w := &kueue.Workload{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(list.Items[i].Object, w); err != nil {
+				return nil, fmt.Errorf("reading Workload %s: %w", list.Items[i].GetName(), err)
+			}
+			owned, ws = append(owned, &list.Items[i]), append(ws, w)
 		}
+	}
+	if w, _, _ := render.SliceWorkloads(ws); w != nil {
+		return owned[slices.Index(ws, w)], nil
 	}
 	return nil, nil
 }

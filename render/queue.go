@@ -166,8 +166,9 @@ func queueOf(m metav1.ObjectMeta) *Queue {
 
 // Sliced reports whether the queued job grows and shrinks while admitted through Kueue's workload
 // slices: it asks for them (Queue.Slices), is elastic with one elastic replica type (the pod set
-// that changes), and makes its own Workloads (not a prebuilt one). Such a job's Workload sets no
-// minCount: Kueue does not admit an elastic Workload partially.
+// that changes), and makes its own Workloads and runs its own pods (not a prebuilt Workload, not
+// one MultiKueue dispatches). Such a job's Workload sets no minCount: Kueue does not admit an
+// elastic Workload partially.
 //
 // Scaled down, the job lowers its admitted Workload's count in place. Scaled up, it keeps running
 // at its admitted size and asks for the new size with a new Workload, a slice that names the
@@ -175,7 +176,7 @@ func queueOf(m metav1.ObjectMeta) *Queue {
 // only what it adds, and marks the replaced Workload Finished (WorkloadSliceReplaced). The job
 // then grows under the slice's admission, its running pods untouched.
 func Sliced(j *Job) bool {
-	return j.Queue != nil && j.Queue.Slices && j.Queue.Prebuilt == "" && elasticPodSet(j) >= 0
+	return j.Queue != nil && j.Queue.Slices && j.Queue.Prebuilt == "" && !j.Dispatched && elasticPodSet(j) >= 0
 }
 
 // SliceWorkloads sorts the Workloads a sliced job controls: w is the one the job runs or waits
