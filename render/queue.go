@@ -795,6 +795,16 @@ func (r *renderer) kueueDecisions() {
 		return
 	}
 	d := &r.out.Decisions
+	if q := r.job.Queue; q.Slices && !Sliced(r.job) {
+		why := "it is not elastic (spec.elastic with torchrun)"
+		switch {
+		case q.Prebuilt != "" || r.job.Dispatched:
+			why = "its Workload is made by MultiKueue"
+		case r.job.Elastic != nil:
+			why = "more than one of its replica types has a scalingWeight"
+		}
+		r.warn(WarnNoSlices, fmt.Sprintf("%s: \"true\" asks for Kueue's workload slices, but %s: a new size replaces the job's Workload, and its pods go until Kueue admits the new one", kueue.AnnotationElasticJob, why))
+	}
 	kd := &KueueDecisions{Workload: WorkloadName(r.job), Admitted: r.admission != nil}
 	d.Kueue = kd
 	ended := r.terminal()

@@ -165,6 +165,7 @@ const (
 	WarnTorchrunOff     = "TorchrunNotEnabled"
 	WarnLabelReplaced   = "LabelReplaced"
 	WarnElasticRestarts = "ElasticWithoutRestarts"
+	WarnNoSlices        = "ElasticJobWithoutSlices"
 )
 
 // Render computes the desired state of in.Job from the observations in in.
