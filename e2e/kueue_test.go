@@ -747,7 +747,7 @@ func kueueT9kSlices(ctx context.Context, t *testing.T, c client.Client, ns strin
 	}
 	pods3 := running(3)
 	untouched(pods2, pods3)
-	t.Logf("grown from 2 to 3 pods under slice %s in %.1f s, the first 2 pods untouched", grown.GetName(), time.Since(start).Seconds())
+	t.Logf("grown from 2 to 3 pods under slice %s in %.1f s", grown.GetName(), time.Since(start).Seconds())
 
 	// Grown beyond the quota (3 GPUs): it runs 3 and says why; the slice waits.
 	scale(4)
