@@ -710,9 +710,11 @@ func (r *renderer) staleWorkload(w *kueue.Workload) bool {
 		}
 	}
 	// A sliced job running under w changes its elastic pod set's count through slices, not a new
-	// Workload (sliceDecisions).
+	// Workload (sliceDecisions); evicted, it keeps w until its pods are gone and the admission is
+	// released, and then asks for its size anew.
 	grows := -1
-	if Sliced(r.job) && (admittedNow(w) || slicePredecessor(r.job, r.in.Kueue, w) != nil) {
+	evicted := condition(w, kueue.WorkloadEvicted) && condition(w, kueue.WorkloadQuotaReserved)
+	if Sliced(r.job) && (admittedNow(w) || evicted || slicePredecessor(r.job, r.in.Kueue, w) != nil) {
 		grows = elasticPodSet(r.job)
 	}
 	for i, t := range requested {
