@@ -585,10 +585,20 @@ func (k *kueueSync) sliceWrites(ctx context.Context, job client.Object, d *rende
 		if err != nil {
 			return err
 		}
-		if err := k.client.Patch(ctx, live.DeepCopy(), client.RawPatch(types.JSONPatchType, patch), client.FieldOwner(FieldManager)); err != nil {
-			if apierrors.IsNotFound(err) {
-				return nil
+		switch err := k.client.Patch(ctx, live.DeepCopy(), client.RawPatch(types.JSONPatchType, patch), client.FieldOwner(FieldManager)); {
+		case apierrors.IsNotFound(err):
+			return nil
+		case apierrors.IsInvalid(err) || apierrors.IsForbidden(err):
+			// Kueue's webhook allows an admitted Workload's count to fall only with its workload
+			// slices on (ElasticJobsViaWorkloadSlices): without them the job is queued anew at its
+			// new size, as a job without slices is.
+			logger.Info("Kueue refused to lower the job's admitted Workload in place (are its workload slices off?): the Workload is replaced", "error", err.Error())
+			uid := live.GetUID()
+			if err := k.client.Delete(ctx, live, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+				return err
 			}
+			return nil
+		case err != nil:
 			return fmt.Errorf("lowering Workload %s pod set %s to %d: %w", live.GetName(), s.Name, s.Count, err)
 		}
 		logger.Info("lowered the job's Workload in place: the job shrank", "podSet", s.Name, "count", s.Count)

@@ -180,8 +180,9 @@ func Sliced(j *Job) bool {
 }
 
 // SliceWorkloads sorts the Workloads a sliced job controls: w is the one the job runs or waits
-// under (the unfinished one a waiting slice names, else the one admitted, else the oldest
-// unfinished; with none unfinished, the newest finished that Kueue did not replace, if any);
+// under (the unfinished one a waiting slice names, or that slice once admitted; else the one
+// admitted, else the oldest unfinished; with none unfinished, the newest finished that Kueue did
+// not replace, if any);
 // replacement is an unfinished slice that names w; others are the rest (slices Kueue replaced,
 // strays).
 func SliceWorkloads(ws []*kueue.Workload) (w, replacement *kueue.Workload, others []*kueue.Workload) {
@@ -199,6 +200,12 @@ func SliceWorkloads(ws []*kueue.Workload) (w, replacement *kueue.Workload, other
 		for _, y := range unfinished {
 			if x != y && y.Annotations[kueue.AnnotationWorkloadSliceReplacementFor] == x.Namespace+"/"+x.Name {
 				w, replacement = x, y
+				if condition(y, kueue.WorkloadAdmitted) {
+					// A Kueue without workload slices (before v0.18, or its feature off) admits the
+					// slice as a Workload of its own and leaves the one it replaces: the job runs
+					// under the slice, and the other goes.
+					w, replacement = y, nil
+				}
 			}
 		}
 	}

@@ -42,6 +42,7 @@ func TestSliceWorkloads(t *testing.T) {
 		{"admitted, a slice waits", []*kueue.Workload{wl("b", 5, "a"), wl("a", 0, "", admittedW...)}, "a", "b", nil},
 		{"Kueue finished the replaced one before admitting the slice", []*kueue.Workload{wl("a", 0, "", replaced...), wl("b", 5, "a")}, "b", "", []string{"a"}},
 		{"the slice admitted", []*kueue.Workload{wl("a", 0, "", replaced...), wl("b", 5, "a", admittedW...)}, "b", "", []string{"a"}},
+		{"a Kueue without slices admitted the slice and left the other", []*kueue.Workload{wl("a", 0, "", admittedW...), wl("b", 5, "a", admittedW...)}, "b", "", []string{"a"}},
 		{"two unlinked, the admitted one runs", []*kueue.Workload{wl("a", 0, ""), wl("b", 5, "", admittedW...)}, "b", "", []string{"a"}},
 		{"two unlinked, none admitted: the oldest", []*kueue.Workload{wl("b", 5, ""), wl("a", 0, "")}, "a", "", []string{"b"}},
 		{"the job finished: its last Workload", []*kueue.Workload{wl("a", 0, "", replaced...), wl("b", 5, "a", kueue.WorkloadFinished, kueue.FinishedSucceeded)}, "b", "", []string{"a"}},
