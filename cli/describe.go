@@ -52,6 +52,8 @@ type queueView struct {
 	name string
 	// workload is the Kueue Workload the job controls, nil if it has none.
 	workload *unstructured.Unstructured
+	// slice is the Workload an elastic job's new size waits in, nil if none (render.Sliced).
+	slice *unstructured.Unstructured
 	// err says why the Workload could not be read.
 	err error
 	// kubeflow: the job is of a kubeflow.org kind, whose pause and resume (de)activate its
@@ -67,7 +69,7 @@ func (s *session) queueView(ctx context.Context, j *job) *queueView {
 		return nil
 	}
 	q := &queueView{name: name, kubeflow: j.model.Kubeflow != nil}
-	q.workload, q.err = s.jobWorkload(ctx, j)
+	q.workload, q.slice, q.err = s.jobWorkloads(ctx, j)
 	return q
 }
 
@@ -76,7 +78,11 @@ func describe(out io.Writer, j *job, pods []corev1.Pod, events []corev1.Event, q
 	st := &m.Status
 	fmt.Fprintf(out, "%s %s/%s  %s  %d/%d running  age %s\n", j.info.kind, j.obj.GetNamespace(), j.obj.GetName(),
 		j.phase(), j.running(), j.desired(), age(j.obj.GetCreationTimestamp(), now))
-	if n := j.desired(); n < m.PodCount() && q != nil {
+	switch n := j.desired(); {
+	case n >= m.PodCount() || q == nil:
+	case q.slice != nil:
+		fmt.Fprintf(out, "Admitted: %d of the %d pods the spec asks (the rest wait for Kueue to admit the job's new size, Workload %s)\n", n, m.PodCount(), q.slice.GetName())
+	default:
 		fmt.Fprintf(out, "Admitted: %d of the %d pods the spec asks (Kueue admitted the elastic job partially; the rest have no pod)\n", n, m.PodCount())
 	}
 	if reason, message := j.waiting(); reason != "" {
@@ -173,12 +179,8 @@ func describeQueue(out io.Writer, q *queueView, now time.Time) {
 		state = "inactive, set outside Trainyard: trainyard resume does not activate it; setting its spec.active to true does"
 	}
 	fmt.Fprintf(out, "Kueue: LocalQueue %s, Workload %s (%s)\n", q.name, q.workload.GetName(), state)
-	conds, _, _ := unstructured.NestedSlice(q.workload.Object, "status", "conditions")
 	w := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		fmt.Fprintf(w, "  %v\t%v\t%v\t%s\t%v\n", m["type"], m["status"], m["reason"], since(m, now), m["message"])
-	}
+	workloadConditions(w, q.workload, now)
 	// Admission checks (MultiKueue's among them) report in the Workload's admissionChecks.
 	checks, _, _ := unstructured.NestedSlice(q.workload.Object, "status", "admissionChecks")
 	for _, c := range checks {
@@ -186,6 +188,20 @@ func describeQueue(out io.Writer, q *queueView, now time.Time) {
 		fmt.Fprintf(w, "  check %v\t%v\t\t%s\t%v\n", m["name"], m["state"], since(m, now), m["message"])
 	}
 	w.Flush()
+	if q.slice != nil {
+		fmt.Fprintf(out, "Kueue: the job's new size waits in Workload %s (a slice replacing %s)\n", q.slice.GetName(), q.workload.GetName())
+		workloadConditions(w, q.slice, now)
+		w.Flush()
+	}
+}
+
+// workloadConditions prints a Workload's conditions, a line each, in Kueue's words.
+func workloadConditions(w io.Writer, wl *unstructured.Unstructured, now time.Time) {
+	conds, _, _ := unstructured.NestedSlice(wl.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		fmt.Fprintf(w, "  %v\t%v\t%v\t%s\t%v\n", m["type"], m["status"], m["reason"], since(m, now), m["message"])
+	}
 }
 
 // since is how long ago an entry of a Workload's status last changed.

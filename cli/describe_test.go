@@ -40,6 +40,21 @@ func TestDescribeQueue(t *testing.T) {
 		"message": "The workload got reservation on \"worker1\"",
 	}}, "status", "admissionChecks")
 
+	// An elastic job's admitted Workload, and the slice its new size waits in.
+	running := wl.DeepCopy()
+	running.SetName("pytorchjob-k-aaaaa")
+	unstructured.RemoveNestedField(running.Object, "spec", "active")
+	unstructured.RemoveNestedField(running.Object, "status")
+	_ = unstructured.SetNestedSlice(running.Object, []any{map[string]any{
+		"type": "Admitted", "status": "True", "reason": "Admitted", "lastTransitionTime": "2026-01-01T00:00:00Z", "message": "The workload is admitted",
+	}}, "status", "conditions")
+	slice := wl.DeepCopy()
+	slice.SetName("pytorchjob-k-bbbbb")
+	slice.SetCreationTimestamp(metav1.NewTime(now))
+	slice.SetAnnotations(map[string]string{kueue.AnnotationWorkloadSliceReplacementFor: "ns/pytorchjob-k-aaaaa"})
+	unstructured.RemoveNestedField(slice.Object, "spec", "active")
+	unstructured.RemoveNestedField(slice.Object, "status", "admissionChecks")
+
 	queued := pytorchJob(map[string]string{kueue.LabelQueueName: "lq"})
 	for name, tc := range map[string]struct {
 		objs []*unstructured.Unstructured
@@ -61,6 +76,14 @@ func TestDescribeQueue(t *testing.T) {
 			want: []string{"Workload pytorchjob-k-1a2b3 (inactive, set outside Trainyard: trainyard resume does not activate it; setting its spec.active to true does)"},
 		},
 		"no Workload yet": {want: []string{"Kueue: LocalQueue lq; no Workload yet"}},
+		"an elastic job's admitted Workload, and the slice its new size waits in": {
+			objs: []*unstructured.Unstructured{slice, running},
+			want: []string{
+				"Kueue: LocalQueue lq, Workload pytorchjob-k-aaaaa (active)",
+				"Kueue: the job's new size waits in Workload pytorchjob-k-bbbbb (a slice replacing pytorchjob-k-aaaaa)",
+				"Pending  30s  couldn't assign flavors to pod set master: insufficient unused quota",
+			},
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			b := fake.NewClientBuilder().WithScheme(controller.Scheme()).WithObjects(queued)

@@ -191,13 +191,19 @@ func setPausedAlready(j *job, pause bool) string {
 // jobWorkload is the Kueue Workload the job controls, or nil when there is none. Of several (an
 // elastic job's workload slices), the one it runs or waits under (render.SliceWorkloads).
 func (s *session) jobWorkload(ctx context.Context, j *job) (*unstructured.Unstructured, error) {
+	w, _, err := s.jobWorkloads(ctx, j)
+	return w, err
+}
+
+// jobWorkloads is jobWorkload and the slice that asks for the job's new size, if one waits.
+func (s *session) jobWorkloads(ctx context.Context, j *job) (w, slice *unstructured.Unstructured, _ error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(kueue.GroupVersion.WithKind(kueue.KindWorkload + "List"))
 	if err := s.client.List(ctx, list, client.InNamespace(j.obj.GetNamespace())); err != nil {
 		if meta.IsNoMatchError(err) || isNotFound(err) {
-			return nil, fmt.Errorf("%w (no %s)", errNoKueue, kueue.WorkloadCRD)
+			return nil, nil, fmt.Errorf("%w (no %s)", errNoKueue, kueue.WorkloadCRD)
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	var owned []*unstructured.Unstructured
 	var ws []*kueue.Workload
@@ -205,15 +211,19 @@ func (s *session) jobWorkload(ctx context.Context, j *job) (*unstructured.Unstru
 		if ref := metav1.GetControllerOf(&list.Items[i]); ref != nil && ref.UID == j.obj.GetUID() {
 			w := &kueue.Workload{}
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(list.Items[i].Object, w); err != nil {
-				return nil, fmt.Errorf("reading Workload %s: %w", list.Items[i].GetName(), err)
+				return nil, nil, fmt.Errorf("reading Workload %s: %w", list.Items[i].GetName(), err)
 			}
 			owned, ws = append(owned, &list.Items[i]), append(ws, w)
 		}
 	}
-	if w, _, _ := render.SliceWorkloads(ws); w != nil {
-		return owned[slices.Index(ws, w)], nil
+	runs, waits, _ := render.SliceWorkloads(ws)
+	if runs != nil {
+		w = owned[slices.Index(ws, runs)]
 	}
-	return nil, nil
+	if waits != nil {
+		slice = owned[slices.Index(ws, waits)]
+	}
+	return w, slice, nil
 }
 
 // workloadActive is a Workload's spec.active, true when unset (Kueue's default).

@@ -762,6 +762,10 @@ func kueueT9kSlices(ctx context.Context, t *testing.T, c client.Client, ns strin
 	if wls := workloadsOf(ctx, t, c, ns, "el"); len(wls) != 2 {
 		t.Errorf("%d Workloads while the slice for 4 waits; want the admitted one and the slice", len(wls))
 	}
+	if out := trainyardCLIAt(t, kubeconfigPath, "describe", "ptj/el", "-n", ns); !strings.Contains(out, "Admitted: 3 of the 4 pods the spec asks (the rest wait for Kueue to admit the job's new size") ||
+		!strings.Contains(out, "Kueue: LocalQueue q, Workload "+grown.GetName()+" (active)") || !strings.Contains(out, "Kueue: the job's new size waits in Workload ") {
+		t.Errorf("trainyard describe of a job whose new size waits for Kueue:\n%s", out)
+	}
 	untouched(pods3, running(3))
 
 	// Shrunk to 2: the waiting slice goes, the admitted Workload's count is lowered in place, and
