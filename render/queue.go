@@ -841,6 +841,13 @@ func (r *renderer) kueueDecisions() {
 		}
 	}
 	if w == nil {
+		if Sliced(r.job) {
+			// Slices Kueue replaced, whose replacement is gone: the job's first Workload may
+			// have one's name.
+			for _, o := range k.Others {
+				kd.Delete = append(kd.Delete, o.Name)
+			}
+		}
 		return
 	}
 	kd.Adopt = r.adopt(w)
