@@ -288,6 +288,25 @@ func (k *kueueSync) observe(ctx context.Context, job client.Object, model *rende
 // waits under (returned live too), a slice asking for a new size, and the rest
 // (render.SliceWorkloads); and the ResourceFlavors of their admissions.
 func (k *kueueSync) observeSlices(ctx context.Context, job client.Object, obs *render.KueueObservation) (*render.KueueObservation, *unstructured.Unstructured, error) {
+	items, ws, err := k.controlledWorkloads(ctx, job)
+	if err != nil {
+		return nil, nil, err
+	}
+	obs.Workload, obs.Replacement, obs.Others = render.SliceWorkloads(ws)
+	if obs.Workload == nil {
+		return obs, nil, nil
+	}
+	obs.Preemptor = render.PreemptorOf(obs.Workload, k.workloadByUID(ctx))
+	for _, w := range append([]*kueue.Workload{obs.Workload}, obs.Others...) {
+		if err := k.readFlavors(ctx, obs, w); err != nil {
+			return nil, nil, err
+		}
+	}
+	return obs, &items[slices.Index(ws, obs.Workload)], nil
+}
+
+// controlledWorkloads lists the cached Workloads the job controls, as they are and read.
+func (k *kueueSync) controlledWorkloads(ctx context.Context, job client.Object) ([]unstructured.Unstructured, []*kueue.Workload, error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(kueue.GroupVersion.WithKind(kueue.KindWorkload + "List"))
 	if err := k.cache.List(ctx, list, client.InNamespace(job.GetNamespace()), client.MatchingFields{workloadControllerIndex: string(job.GetUID())}); err != nil {
@@ -300,17 +319,7 @@ func (k *kueueSync) observeSlices(ctx context.Context, job client.Object, obs *r
 			return nil, nil, fmt.Errorf("reading Workload %s: %w", list.Items[i].GetName(), err)
 		}
 	}
-	obs.Workload, obs.Replacement, obs.Others = render.SliceWorkloads(ws)
-	if obs.Workload == nil {
-		return obs, nil, nil
-	}
-	obs.Preemptor = render.PreemptorOf(obs.Workload, k.workloadByUID(ctx))
-	for _, w := range append([]*kueue.Workload{obs.Workload}, obs.Others...) {
-		if err := k.readFlavors(ctx, obs, w); err != nil {
-			return nil, nil, err
-		}
-	}
-	return obs, &list.Items[slices.Index(ws, obs.Workload)], nil
+	return list.Items, ws, nil
 }
 
 // readFlavors reads into obs.Flavors the ResourceFlavors w's admission names.
@@ -353,17 +362,12 @@ func (k *kueueSync) observeKubeflow(ctx context.Context, job client.Object, mode
 	if err := k.ensureWatch(ctx); err != nil {
 		return nil, err
 	}
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(kueue.GroupVersion.WithKind(kueue.KindWorkload + "List"))
-	if err := k.cache.List(ctx, list, client.InNamespace(job.GetNamespace()), client.MatchingFields{workloadControllerIndex: string(job.GetUID())}); err != nil {
+	_, ws, err := k.controlledWorkloads(ctx, job)
+	if err != nil {
 		return nil, err
 	}
 	obs := &render.KueueObservation{}
-	for i := range list.Items {
-		w := &kueue.Workload{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(list.Items[i].Object, w); err != nil {
-			return nil, fmt.Errorf("reading Workload %s: %w", list.Items[i].GetName(), err)
-		}
+	for _, w := range ws {
 		if prev := obs.Workload; prev == nil || newerWorkload(w, prev) {
 			obs.Workload = w
 		}

@@ -734,7 +734,8 @@ func (r *renderer) staleWorkload(w *kueue.Workload) bool {
 
 // sliceDecisions decides for a sliced job (Sliced) what its slices need: while it runs under its
 // admitted Workload w, a count lowered in place when it shrinks, and when it grows a slice that
-// asks for the new size in place of w; the slices it no longer needs deleted.
+// asks for the new size in place of w; the slices it no longer needs deleted (all of them when
+// w is nil).
 func (r *renderer) sliceDecisions(kd *KueueDecisions, w *kueue.Workload, ended bool) {
 	k := r.in.Kueue
 	pred := slicePredecessor(r.job, r.in.Kueue, w)
@@ -842,11 +843,9 @@ func (r *renderer) kueueDecisions() {
 	}
 	if w == nil {
 		if Sliced(r.job) {
-			// Slices Kueue replaced, whose replacement is gone: the job's first Workload may
-			// have one's name.
-			for _, o := range k.Others {
-				kd.Delete = append(kd.Delete, o.Name)
-			}
+			// Slices Kueue replaced, whose replacement is gone, go: the job's first Workload
+			// may need one's name.
+			r.sliceDecisions(kd, nil, ended)
 		}
 		return
 	}
