@@ -342,3 +342,79 @@ func TestWriteGateKeepsAllButAnEighthOfItsBoundFromDeletions(t *testing.T) {
 		t.Errorf("in flight, waiting = %d, %d; want 3, 0", inFlight, waiting)
 	}
 }
+
+// waitGranted returns how long after since q was let through; it fails the test if q is not let
+// through within five seconds.
+func waitGranted(t *testing.T, q queued, since time.Time) time.Duration {
+	t.Helper()
+	select {
+	case err := <-q.done:
+		if err != nil {
+			t.Fatalf("%s: %v", q.name, err)
+		}
+		return time.Since(since)
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%s was never let through", q.name)
+		return 0
+	}
+}
+
+func TestWriteGateHoldsCleanUpWhileOutcomesAreWritten(t *testing.T) {
+	const quiet = 60 * time.Millisecond
+	g := NewWriteGate(GateOptions{Max: 16, Min: 1, CleanUpQuiet: quiet, CleanUpHold: time.Hour})
+	ctx := context.Background()
+	if err := g.Acquire(ctx, "running", PriorityStatus); err != nil {
+		t.Fatal(err)
+	}
+	deletion := enqueue(t, ctx, g, "deletion", "finished", PriorityCleanUp)
+	select {
+	case <-deletion.done:
+		t.Fatal("a clean-up deletion went through while a status write was in flight")
+	case <-time.After(2 * quiet):
+	}
+	released := time.Now()
+	g.Release(PriorityStatus, http.StatusOK, time.Millisecond)
+	if took := waitGranted(t, deletion, released); took < quiet {
+		t.Errorf("deletion let through %v after the last status write ended; want at least %v", took, quiet)
+	}
+}
+
+func TestWriteGateLetsCleanUpThroughAfterItsHold(t *testing.T) {
+	const hold = 80 * time.Millisecond
+	g := NewWriteGate(GateOptions{Max: 16, Min: 1, CleanUpQuiet: time.Hour, CleanUpHold: hold})
+	ctx := context.Background()
+	// A status write stays in flight throughout: quiet never comes.
+	if err := g.Acquire(ctx, "running", PriorityStatus); err != nil {
+		t.Fatal(err)
+	}
+	queuedAt := time.Now()
+	deletion := enqueue(t, ctx, g, "deletion", "finished", PriorityCleanUp)
+	if took := waitGranted(t, deletion, queuedAt); took < hold {
+		t.Errorf("deletion let through after %v under continuous status writes; want at least its hold %v", took, hold)
+	}
+	if _, inFlight, waiting, _ := g.State(); inFlight != 2 || waiting != 0 {
+		t.Errorf("in flight, waiting = %d, %d; want 2, 0", inFlight, waiting)
+	}
+}
+
+func TestWriteGateWithoutQuietLetsCleanUpThroughBesideStatusWrites(t *testing.T) {
+	g := NewWriteGate(GateOptions{Max: 16, Min: 1})
+	ctx := context.Background()
+	if err := g.Acquire(ctx, "running", PriorityStatus); err != nil {
+		t.Fatal(err)
+	}
+	g.mu.Lock()
+	held := g.quietHeld(g.now(), g.now())
+	g.mu.Unlock()
+	if held {
+		t.Fatal("with CleanUpQuiet 0 a clean-up deletion is held for quiet")
+	}
+	bounded, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := g.Acquire(bounded, "finished", PriorityCleanUp); err != nil {
+		t.Fatal(err)
+	}
+	if _, inFlight, waiting, _ := g.State(); inFlight != 2 || waiting != 0 {
+		t.Errorf("in flight, waiting = %d, %d; want 2, 0", inFlight, waiting)
+	}
+}
