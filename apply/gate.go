@@ -36,17 +36,12 @@ type WriteGate struct {
 	mu       sync.Mutex
 	limit    float64
 	inFlight int
-	// cleanUps are the clean-up deletions among the writes in flight; statuses the status writes.
+	// cleanUps are the clean-up deletions among the writes in flight.
 	cleanUps int
-	statuses int
-	// lastStatus is when the last status write ended; quietTimer grants the clean-up deletions
-	// held for quiet (CleanUpQuiet) when it comes or their hold ends.
-	lastStatus time.Time
-	quietTimer *time.Timer
-	waiting    int
-	classes    [numPriorities]ownerQueue
-	lastCut    time.Time
-	stats      GateStats
+	waiting  int
+	classes  [numPriorities]ownerQueue
+	lastCut  time.Time
+	stats    GateStats
 }
 
 // GateOptions set a WriteGate's bounds and its idea of congestion.
@@ -60,12 +55,6 @@ type GateOptions struct {
 	// Cooldown is the least time between two cuts: one overload answers many requests with 429
 	// at once, and should halve the limit once, not down to Min.
 	Cooldown time.Duration
-	// CleanUpQuiet holds clean-up deletions while outcomes are written: one is let through only
-	// once no status write has been in flight or waiting for this long, or once it has waited
-	// CleanUpHold. 0: clean-up deletions wait for nothing but their share.
-	CleanUpQuiet time.Duration
-	// CleanUpHold is the longest a clean-up deletion is held for quiet.
-	CleanUpHold time.Duration
 }
 
 // GateStats are a WriteGate's counters since it was made.
@@ -181,8 +170,6 @@ type waiter struct {
 	ready   chan struct{}
 	granted bool
 	cleanUp bool
-	status  bool
-	since   time.Time
 }
 
 // ownerQueue holds one priority's waiting writes: owners in round-robin order, each with its
@@ -217,17 +204,6 @@ func (q *ownerQueue) pop() *waiter {
 	return w
 }
 
-// oldest is when the longest-waiting write of the queue began to wait (zero: none waits).
-func (q *ownerQueue) oldest() time.Time {
-	var t time.Time
-	for _, owner := range q.order {
-		if s := q.waiters[owner][0].since; t.IsZero() || s.Before(t) {
-			t = s
-		}
-	}
-	return t
-}
-
 // remove takes w out of the queue (its context ended while it waited).
 func (q *ownerQueue) remove(owner string, w *waiter) bool {
 	ws := q.waiters[owner]
@@ -255,21 +231,16 @@ func (q *ownerQueue) remove(owner string, w *waiter) bool {
 // Acquire must be followed by one Release.
 func (g *WriteGate) Acquire(ctx context.Context, owner string, p Priority) error {
 	g.mu.Lock()
-	now := g.now()
-	if g.waiting == 0 && g.inFlight < g.capacity() &&
-		(p != PriorityCleanUp || g.cleanUps < g.cleanUpShare() && !g.quietHeld(now, now)) {
+	if g.waiting == 0 && g.inFlight < g.capacity() && (p != PriorityCleanUp || g.cleanUps < g.cleanUpShare()) {
 		g.inFlight++
-		switch p {
-		case PriorityCleanUp:
+		if p == PriorityCleanUp {
 			g.cleanUps++
-		case PriorityStatus:
-			g.statuses++
 		}
 		g.stats.Granted++
 		g.mu.Unlock()
 		return nil
 	}
-	w := &waiter{ready: make(chan struct{}), since: now}
+	w := &waiter{ready: make(chan struct{})}
 	g.classes[p].push(owner, w)
 	g.waiting++
 	// Note: deletions may wait while slots are free (their share is taken); a write of another
@@ -326,49 +297,9 @@ func (g *WriteGate) Release(p Priority, code int, took time.Duration) {
 // done counts a write of priority p out of those in flight. The caller holds g.mu.
 func (g *WriteGate) done(p Priority) {
 	g.inFlight--
-	switch p {
-	case PriorityCleanUp:
+	if p == PriorityCleanUp {
 		g.cleanUps--
-	case PriorityStatus:
-		g.statuses--
-		g.lastStatus = g.now()
 	}
-}
-
-// quietHeld reports whether a clean-up deletion waiting since oldest is held for quiet at now:
-// a status write is in flight or waits, or one ended less than CleanUpQuiet ago, and it has not
-// waited CleanUpHold yet. The caller holds g.mu.
-func (g *WriteGate) quietHeld(now, oldest time.Time) bool {
-	if g.opts.CleanUpQuiet <= 0 || now.Sub(oldest) >= g.opts.CleanUpHold {
-		return false
-	}
-	return g.statuses > 0 || len(g.classes[PriorityStatus].order) > 0 || now.Sub(g.lastStatus) < g.opts.CleanUpQuiet
-}
-
-// wakeForQuiet arms the timer that grants held clean-up deletions: when quiet would come if no
-// status write began, or when the longest-waiting one's hold ends. The caller holds g.mu.
-func (g *WriteGate) wakeForQuiet(now, oldest time.Time) {
-	at := oldest.Add(g.opts.CleanUpHold)
-	if g.statuses == 0 && len(g.classes[PriorityStatus].order) == 0 {
-		at = minTime(at, g.lastStatus.Add(g.opts.CleanUpQuiet))
-	}
-	d := max(at.Sub(now), time.Millisecond)
-	if g.quietTimer == nil {
-		g.quietTimer = time.AfterFunc(d, func() {
-			g.mu.Lock()
-			defer g.mu.Unlock()
-			g.grant()
-		})
-		return
-	}
-	g.quietTimer.Reset(d)
-}
-
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
 }
 
 // capacity is the whole number of writes the limit allows in flight.
@@ -381,32 +312,21 @@ func (g *WriteGate) grant() {
 	for g.waiting > 0 && g.inFlight < g.capacity() {
 		var w *waiter
 		for p := range g.classes {
-			if Priority(p) == PriorityCleanUp {
-				if g.cleanUps >= g.cleanUpShare() {
-					break
-				}
-				oldest := g.classes[p].oldest()
-				if now := g.now(); !oldest.IsZero() && g.quietHeld(now, oldest) {
-					g.wakeForQuiet(now, oldest)
-					break
-				}
+			if Priority(p) == PriorityCleanUp && g.cleanUps >= g.cleanUpShare() {
+				break
 			}
 			if w = g.classes[p].pop(); w != nil {
 				w.cleanUp = Priority(p) == PriorityCleanUp
-				w.status = Priority(p) == PriorityStatus
 				break
 			}
 		}
 		if w == nil {
-			return // only deletions wait, and they have their share or are held for quiet
+			return // only deletions wait, and they have their share
 		}
 		g.waiting--
 		g.inFlight++
-		switch {
-		case w.cleanUp:
+		if w.cleanUp {
 			g.cleanUps++
-		case w.status:
-			g.statuses++
 		}
 		g.stats.Granted++
 		w.granted = true

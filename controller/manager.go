@@ -52,10 +52,6 @@ const (
 	DefaultMinWritesInFlight = 4
 	DefaultSlowWrite         = 2 * time.Second
 	DefaultPodEventCoalesce  = 200 * time.Millisecond
-	// DefaultCleanUpQuiet and DefaultCleanUpHold let a finished job's clean-up deletions go while
-	// no other job's outcome is being written (docs/benchmarks.md, "Clean-up yields to outcomes").
-	DefaultCleanUpQuiet = 250 * time.Millisecond
-	DefaultCleanUpHold  = 5 * time.Second
 	// DefaultMaxUnscheduledPods covers what the kube-scheduler binds at its default rate (50 a
 	// second) while the operator reacts to its bindings: a pod-event window (1 s at 5,000 pods) and
 	// a round, whose status write of a 5,000-pod T9k job took up to 4.4 s. See docs/design.md, "Pod
@@ -88,10 +84,6 @@ type Options struct {
 	MaxWritesInFlight int
 	MinWritesInFlight int
 	SlowWrite         time.Duration
-	// CleanUpQuiet and CleanUpHold hold clean-up deletions while status writes go: see
-	// apply.GateOptions.
-	CleanUpQuiet time.Duration
-	CleanUpHold  time.Duration
 	// PodEventCoalesce is how long a pod change other than its end or the start that makes all its
 	// job's pods run, or a Service's change, may wait to wake its job, so that one round takes many
 	// changes.
@@ -169,8 +161,6 @@ func NewFlagSet(o *Options, zapOpts *zap.Options) *flag.FlagSet {
 	fs.IntVar(&o.MaxWritesInFlight, "max-writes-in-flight", DefaultMaxWritesInFlight, "write requests in flight to the API server, all jobs together, shared fairly between them (status writes first, deletions last)")
 	fs.IntVar(&o.MinWritesInFlight, "min-writes-in-flight", DefaultMinWritesInFlight, "the least the write bound is cut to when the API server answers 429 or writes are slow")
 	fs.DurationVar(&o.SlowWrite, "slow-write", DefaultSlowWrite, "a write slower than this cuts the write bound, as a 429 does (0: only 429s do)")
-	fs.DurationVar(&o.CleanUpQuiet, "clean-up-quiet", DefaultCleanUpQuiet, "a finished job's clean-up deletion waits until no status write has been in flight or waiting for this long, so that deleting one job's pods does not delay another job's outcome (0: it does not wait)")
-	fs.DurationVar(&o.CleanUpHold, "clean-up-hold", DefaultCleanUpHold, "the longest a clean-up deletion waits for --clean-up-quiet (a finished job's pods keep their GPUs at most this much longer)")
 	fs.DurationVar(&o.PodEventCoalesce, "pod-event-coalesce", DefaultPodEventCoalesce, "how long a pod's or a Service's change may wait to wake its job, so that one round takes many changes (a pod that ends, or the pod whose start makes all its job's pods run, wakes its job at once)")
 	fs.DurationVar(&o.StatusInterval, "status-batch-interval", DefaultStatusInterval, "least time between two status writes of a job that change only pod counts (a Running job's: one more per further 1,000 pods, and at least 20 times as long as its last status write took, but not the change that brings its last pods running)")
 	fs.StringVar(&o.ClusterDomain, "cluster-domain", render.DefaultClusterDomain, "the cluster's DNS domain (the kubelet's --cluster-domain), in torchrun's rendezvous endpoint")
@@ -367,8 +357,7 @@ func Run(ctx context.Context, o Options) error {
 	cfg.QPS, cfg.Burst = float32(o.QPS), o.Burst
 	cfg.UserAgent = "trainyard"
 	// Every write made for a job passes one gate, whatever reconcile or kind sends it.
-	gate := apply.NewWriteGate(apply.GateOptions{Max: o.MaxWritesInFlight, Min: o.MinWritesInFlight, Slow: o.SlowWrite, Cooldown: gateCooldown,
-		CleanUpQuiet: o.CleanUpQuiet, CleanUpHold: o.CleanUpHold})
+	gate := apply.NewWriteGate(apply.GateOptions{Max: o.MaxWritesInFlight, Min: o.MinWritesInFlight, Slow: o.SlowWrite, Cooldown: gateCooldown})
 	cfg.Wrap(gate.Wrap)
 	if o.LeaderElect && o.LeaderElectionNamespace == "" && os.Getenv("KUBERNETES_SERVICE_HOST") == "" {
 		return errors.New("--leader-elect outside a cluster needs --leader-election-namespace (the namespace of the lease)")
@@ -465,7 +454,6 @@ func settings(o Options) []any {
 	return []any{
 		"max-concurrent-reconciles", o.MaxConcurrentReconciles, "kube-api-qps", o.QPS, "kube-api-burst", o.Burst, "create-parallelism", o.CreateParallelism,
 		"max-writes-in-flight", o.MaxWritesInFlight, "min-writes-in-flight", o.MinWritesInFlight, "slow-write", o.SlowWrite,
-		"clean-up-quiet", o.CleanUpQuiet, "clean-up-hold", o.CleanUpHold,
 		"pod-event-coalesce", o.PodEventCoalesce, "status-batch-interval", o.StatusInterval, "cluster-domain", o.ClusterDomain,
 		"node-lost-after", o.NodeLostAfter, "max-unscheduled-pods-per-job", o.MaxUnscheduledPods, "max-unscheduled-pods", o.MaxUnscheduledPodsTotal,
 		"leader-elect", o.LeaderElect,
