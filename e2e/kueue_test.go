@@ -40,6 +40,7 @@ func TestKueue(t *testing.T) {
 		kueueFeature("trainyard pause of a queued Kubeflow PyTorchJob deactivates its Workload: Kueue evicts and suspends it, freeing the quota; trainyard resume queues it again", "kq-kf-pause", kueueKubeflowPausedByCLI),
 		kueueFeature("an elastic PyTorchTrainingJob asking more than the quota is admitted partially, down to minReplicas, and runs with the admitted pods", "kq-t9k-partial", kueueT9kPartial),
 		kueueFeature("an elastic PyTorchTrainingJob annotated kueue.x-k8s.io/elastic-job grows and shrinks while admitted, through Kueue's workload slices, its running pods untouched", "kq-t9k-slices", kueueT9kSlices),
+		kueueFeature("a queued Kubeflow PyTorchJob annotated kueue.x-k8s.io/elastic-job is refused at admission by Kueue's webhook, naming the annotation (Kueue's own integration has no workload slices)", "kq-kf-slices", kueueKubeflowSlicesRefused),
 	)
 }
 
@@ -779,4 +780,21 @@ func kueueT9kSlices(ctx context.Context, t *testing.T, c client.Client, ns strin
 	t.Logf("shrunk to 2 pods under the same Workload %s", shrunk.GetName())
 	create(ctx, t, c, ns, queued(pyTorchJob("next").Obj(), ""))
 	waitPhase(ctx, t, c, ns, "next", batch.JobRunning)
+}
+
+// kueueKubeflowSlicesRefused: Kueue's own kubeflow.org integration, which queues the Kubeflow
+// kinds, has no workload slices (v0.19.2); its webhook refuses a queued job that asks for them, so
+// the user learns it at kubectl apply, not from a job that never changes size.
+func kueueKubeflowSlicesRefused(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	createKueue(ctx, t, c, clusterQueue(ns, 3, false))
+	manifest := strings.Replace(kfQueuedPyTorchJob("pt", simRunsForever, ""), "metadata:\n", "metadata:\n  annotations: {kueue.x-k8s.io/elastic-job: \"true\"}\n", 1)
+	out, err := kubectlNS(ctx, t, ns, manifest, "apply", "-f", "-")
+	if err == nil || !strings.Contains(out, "metadata.annotations[kueue.x-k8s.io/elastic-job]") || !strings.Contains(out, "not supported") {
+		t.Fatalf("kubectl apply of a queued PyTorchJob annotated kueue.x-k8s.io/elastic-job: err %v\n%s\nwant Kueue's webhook to refuse it, naming the annotation", err, out)
+	}
+	var pt kubeflowv1.PyTorchJob
+	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "pt"}, &pt); !apierrors.IsNotFound(err) {
+		t.Errorf("the refused PyTorchJob: get error %v; want NotFound", err)
+	}
+	t.Logf("refused at admission: %s", strings.TrimSpace(out))
 }
