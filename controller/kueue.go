@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,6 +33,7 @@ import (
 	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
 	"github.com/trainyard/trainyard/apis/kueue"
 	"github.com/trainyard/trainyard/render"
+	"github.com/trainyard/trainyard/status"
 )
 
 // kueueSync carries out the T9k kinds' side of Kueue's job protocol, which render decides
@@ -40,6 +43,8 @@ import (
 // controller then watches Workloads, so an admission or an eviction wakes the job.
 type kueueSync struct {
 	client client.Client
+	// recorder records on the job what the API server's answers decided (a refused shrink).
+	recorder events.EventRecorder
 	// reader reads PriorityClasses (the manager's cache).
 	reader client.Reader
 	caches *kueueCache
@@ -60,9 +65,9 @@ type kueueSync struct {
 }
 
 // newKueueSync wires Kueue's protocol into the controller c of a T9k kind.
-func newKueueSync(mgr ctrl.Manager, caches *kueueCache, c controller.Controller, kind jobKind) *kueueSync {
+func newKueueSync(mgr ctrl.Manager, caches *kueueCache, c controller.Controller, kind jobKind, recorder events.EventRecorder) *kueueSync {
 	return &kueueSync{
-		client: mgr.GetClient(), reader: mgr.GetCache(), caches: caches, kind: kind, patched: map[types.UID]string{},
+		client: mgr.GetClient(), recorder: recorder, reader: mgr.GetCache(), caches: caches, kind: kind, patched: map[types.UID]string{},
 		watch: func(kc cache.Cache) error {
 			return c.Watch(source.Kind[client.Object](kc, newWorkload(),
 				handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), kind.newJob(), handler.OnlyControllerOwner())))
@@ -598,9 +603,15 @@ func (k *kueueSync) sliceWrites(ctx context.Context, job client.Object, d *rende
 			// new size, as a job without slices is.
 			logger.Info("Kueue refused to lower the job's admitted Workload in place (are its workload slices off?): the Workload is replaced", "error", err.Error())
 			uid := live.GetUID()
-			if err := k.client.Delete(ctx, live, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			switch err := k.client.Delete(ctx, live, client.Preconditions{UID: &uid}); {
+			case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
+				return nil
+			case err != nil:
 				return err
 			}
+			k.recorder.Eventf(job, live, corev1.EventTypeWarning, status.EventKueueShrinkRefused, "Reconcile",
+				"Kueue refused to lower Workload %s's %s count to %d in place (without its workload slices, ElasticJobsViaWorkloadSlices, an admitted count cannot fall): the Workload is deleted and the job queued anew at its new size; its pods are created again once Kueue admits it",
+				live.GetName(), s.Name, s.Count)
 			return nil
 		case err != nil:
 			return fmt.Errorf("lowering Workload %s pod set %s to %d: %w", live.GetName(), s.Name, s.Count, err)

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -20,9 +21,9 @@ import (
 
 // A sliced job's shrink lowers its admitted Workload's count in place. A Kueue without workload
 // slices (ElasticJobsViaWorkloadSlices off) refuses that in its webhook; the job's Workload is then
-// deleted, under a UID precondition, so that the job queues anew at its new size (as it did against
-// the real Kueue v0.19.2 with the feature off: docs/user-guide/scheduling.md). Any other failure is
-// returned, and nothing is deleted.
+// deleted, under a UID precondition, so that the job queues anew at its new size (as it does against
+// the real Kueue v0.19.2 with the feature off: e2e TestKueueWithoutSlices), and a Warning event says
+// why the job's pods are all created again. Any other failure is returned, and nothing is deleted.
 func TestSliceShrinkRefusedByKueueReplacesTheWorkload(t *testing.T) {
 	gr := schema.GroupResource{Group: "kueue.x-k8s.io", Resource: "workloads"}
 	refusal := apierrors.NewInvalid(schema.GroupKind{Group: "kueue.x-k8s.io", Kind: "Workload"}, "w",
@@ -65,7 +66,8 @@ func TestSliceShrinkRefusedByKueueReplacesTheWorkload(t *testing.T) {
 			live.SetNamespace("ns")
 			live.SetName("w")
 			live.SetUID("wuid")
-			k := &kueueSync{client: c}
+			rec := events.NewFakeRecorder(4)
+			k := &kueueSync{client: c, recorder: rec}
 			d := &render.KueueDecisions{ScaleDown: &render.PodSetCount{Index: 1, Name: "worker", Count: 1}}
 			err := k.sliceWrites(context.Background(), &batch.PyTorchTrainingJob{}, d, live)
 			switch {
@@ -77,11 +79,24 @@ func TestSliceShrinkRefusedByKueueReplacesTheWorkload(t *testing.T) {
 			if patches != 1 {
 				t.Errorf("%d patches of the Workload; want 1", patches)
 			}
+			close(rec.Events)
+			var recorded []string
+			for e := range rec.Events {
+				recorded = append(recorded, e)
+			}
 			if !tc.wantDelete {
 				if len(deleted) > 0 {
 					t.Errorf("deleted %v; want nothing deleted", deleted)
 				}
+				if len(recorded) > 0 {
+					t.Errorf("events %q; want none", recorded)
+				}
 				return
+			}
+			// The user learns why every pod of the job is created again.
+			if len(recorded) != 1 || !strings.HasPrefix(recorded[0], "Warning KueueShrinkRefused Kueue refused to lower Workload w's worker count to 1 in place") ||
+				!strings.Contains(recorded[0], "queued anew at its new size") {
+				t.Errorf("events %q; want one Warning KueueShrinkRefused naming the Workload, the pod set and the count, saying the job is queued anew", recorded)
 			}
 			if len(deleted) != 1 || deleted[0] != "w" {
 				t.Fatalf("deleted %v; want the admitted Workload w", deleted)

@@ -168,7 +168,7 @@ func setupJobController(mgr ctrl.Manager, s *shared, kind jobKind, o Options) er
 		s.kueue = &kueueCache{mgr: mgr}
 	}
 	if kind.gvk.Group == batch.GroupVersion.Group {
-		r.kueue = newKueueSync(mgr, s.kueue, c, kind)
+		r.kueue = newKueueSync(mgr, s.kueue, c, kind, r.recorder)
 	} else {
 		r.kueue = newKubeflowKueue(mgr, s.kueue, c, kind) // Kueue runs the kubeflow.org kinds itself
 	}

@@ -697,44 +697,14 @@ func kfWaitingIs(ctx context.Context, t *testing.T, c client.Client, ns, name, r
 // lowered in place and Kueue gives the freed GPU to another job at once.
 func kueueT9kSlices(ctx context.Context, t *testing.T, c client.Client, ns string) {
 	createKueue(ctx, t, c, clusterQueue(ns, 3, false))
-	job := queued(pyTorchJob("el").Workers(1, sim("", "")).Obj(), "").(*batch.PyTorchTrainingJob)
-	job.Annotations = map[string]string{"kueue.x-k8s.io/elastic-job": "true"}
-	job.Spec.ReplicaSpecs[1].ScalingWeight = ptr(int32(1))
-	job.Spec.TorchrunConfig = &batch.TorchrunConfig{Enabled: ptr(true), MaxRestarts: ptr(int32(3))}
-	job.Spec.Elastic = &batch.ElasticConfig{Enabled: ptr(true), MinReplicas: ptr(int32(2)), MaxReplicas: ptr(int32(4)), ExpectedReplicas: ptr(int32(2))}
-	create(ctx, t, c, ns, job)
+	create(ctx, t, c, ns, slicedJob("el"))
 	first := waitWorkload(ctx, t, c, ns, "el", "admitted", admitted)
 	if sets, _, _ := unstructured.NestedSlice(first.Object, "spec", "podSets"); len(sets) != 2 || sets[1].(map[string]any)["minCount"] != nil {
 		t.Errorf("the first Workload's pod sets %v; want master and worker, no minCount (Kueue admits no elastic Workload partially)", sets)
 	}
-	running := func(want int) map[string]types.UID {
-		t.Helper()
-		uids := map[string]types.UID{}
-		eventually(t, 60*time.Second, fmt.Sprintf("%d pods of el running", want), func() (bool, string) {
-			clear(uids)
-			var states []string
-			for _, p := range kfPodsOf(ctx, t, c, ns, "el") {
-				if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning {
-					uids[p.Name] = p.UID
-				}
-				states = append(states, p.Name+" "+string(p.Status.Phase))
-			}
-			return len(uids) == want && len(kfPodsOf(ctx, t, c, ns, "el")) == want, strings.Join(states, ", ")
-		})
-		return uids
-	}
-	untouched := func(before, now map[string]types.UID) {
-		t.Helper()
-		for name, uid := range before {
-			if now[name] != uid {
-				t.Errorf("pod %s was replaced or deleted (uid %s, now %q): a slice must not restart the job", name, uid, now[name])
-			}
-		}
-	}
-	scale := func(n int) {
-		t.Helper()
-		patchJob(ctx, t, c, ns, "el", fmt.Sprintf(`{"spec":{"elastic":{"expectedReplicas":%d}}}`, n))
-	}
+	running := func(want int) map[string]types.UID { t.Helper(); return exactlyRunning(ctx, t, c, ns, "el", want) }
+	untouched := func(before, now map[string]types.UID) { t.Helper(); podsUntouched(t, before, now) }
+	scale := func(n int) { t.Helper(); scaleElastic(ctx, t, c, ns, "el", n) }
 	pods2 := running(2)
 
 	// Grown within the quota: the slice is admitted, the replaced Workload goes.
@@ -780,6 +750,53 @@ func kueueT9kSlices(ctx context.Context, t *testing.T, c client.Client, ns strin
 	t.Logf("shrunk to 2 pods under the same Workload %s", shrunk.GetName())
 	create(ctx, t, c, ns, queued(pyTorchJob("next").Obj(), ""))
 	waitPhase(ctx, t, c, ns, "next", batch.JobRunning)
+}
+
+// slicedJob is a queued elastic PyTorchTrainingJob annotated kueue.x-k8s.io/elastic-job: "true",
+// sliced by its workers (min 2, max 4 replicas, 2 expected), every pod running until deleted.
+func slicedJob(name string) *batch.PyTorchTrainingJob {
+	job := queued(pyTorchJob(name).Workers(1, sim("", "")).Obj(), "").(*batch.PyTorchTrainingJob)
+	job.Annotations = map[string]string{"kueue.x-k8s.io/elastic-job": "true"}
+	job.Spec.ReplicaSpecs[1].ScalingWeight = ptr(int32(1))
+	job.Spec.TorchrunConfig = &batch.TorchrunConfig{Enabled: ptr(true), MaxRestarts: ptr(int32(3))}
+	job.Spec.Elastic = &batch.ElasticConfig{Enabled: ptr(true), MinReplicas: ptr(int32(2)), MaxReplicas: ptr(int32(4)), ExpectedReplicas: ptr(int32(2))}
+	return job
+}
+
+// scaleElastic sets an elastic job's expectedReplicas.
+func scaleElastic(ctx context.Context, t *testing.T, c client.Client, ns, job string, n int) {
+	t.Helper()
+	patchJob(ctx, t, c, ns, job, fmt.Sprintf(`{"spec":{"elastic":{"expectedReplicas":%d}}}`, n))
+}
+
+// exactlyRunning waits until the job has want pods and no other, all running and none going, and
+// returns their UIDs by name.
+func exactlyRunning(ctx context.Context, t *testing.T, c client.Client, ns, job string, want int) map[string]types.UID {
+	t.Helper()
+	uids := map[string]types.UID{}
+	eventually(t, 60*time.Second, fmt.Sprintf("%d pods of %s running", want, job), func() (bool, string) {
+		clear(uids)
+		var states []string
+		pods := kfPodsOf(ctx, t, c, ns, job)
+		for _, p := range pods {
+			if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning {
+				uids[p.Name] = p.UID
+			}
+			states = append(states, p.Name+" "+string(p.Status.Phase))
+		}
+		return len(uids) == want && len(pods) == want, strings.Join(states, ", ")
+	})
+	return uids
+}
+
+// podsUntouched fails the test for each pod of before whose UID now does not have.
+func podsUntouched(t *testing.T, before, now map[string]types.UID) {
+	t.Helper()
+	for name, uid := range before {
+		if now[name] != uid {
+			t.Errorf("pod %s was replaced or deleted (uid %s, now %q): a slice must not restart the job", name, uid, now[name])
+		}
+	}
 }
 
 // kueueKubeflowSlicesRefused: Kueue's own kubeflow.org integration, which queues the Kubeflow

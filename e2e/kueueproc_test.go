@@ -13,6 +13,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
 	"net"
 	"net/http"
@@ -22,6 +23,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"testing"
 	"time"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
@@ -106,7 +108,7 @@ func startKueue(ctx context.Context, cfg *envconf.Config) (context.Context, erro
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return ctx, err
 	}
-	p, caPEM, err := runKueue(home, dir, cfg.KubeconfigFile(), "")
+	p, caPEM, err := runKueue(home, dir, cfg.KubeconfigFile(), nil, "")
 	if err != nil {
 		return ctx, err
 	}
@@ -117,9 +119,9 @@ func startKueue(ctx context.Context, cfg *envconf.Config) (context.Context, erro
 	return ctx, setUpKueueFlavor(ctx, cfg)
 }
 
-// runKueue writes the certificates and the configuration (with extra, YAML of further top-level
-// settings, appended), starts Kueue and waits until it is ready.
-func runKueue(home, dir, kubeconfig, extra string) (*kueueProcess, []byte, error) {
+// runKueue writes the certificates and the configuration (gates set beside the suite's, and extra,
+// YAML of further top-level settings, appended), starts Kueue and waits until it is ready.
+func runKueue(home, dir, kubeconfig string, gates map[string]bool, extra string) (*kueueProcess, []byte, error) {
 	ca, caKey, caPEM, err := newCA()
 	if err != nil {
 		return nil, nil, err
@@ -170,13 +172,12 @@ internalCertManagement:
   enable: false
 manageJobsWithoutQueueName: false
 featureGates:
-  VisibilityOnDemand: false
-integrations:
+%sintegrations:
   frameworks: [kubeflow.org/pytorchjob, kubeflow.org/tfjob]
   externalFrameworks:
   - PyTorchTrainingJob.v1beta1.batch.tensorstack.dev
   - TensorFlowTrainingJob.v1beta1.batch.tensorstack.dev
-`, kueueNamespace, health, port, certDir) + extra
+`, kueueNamespace, health, port, certDir, featureGates(gates)) + extra
 	configPath := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(configPath, []byte(config), 0o644); err != nil {
 		return nil, nil, err
@@ -213,6 +214,18 @@ integrations:
 	}
 	_ = p.stop()
 	return nil, nil, fmt.Errorf("kueue was not ready within 60s; log: %s", logFile.Name())
+}
+
+// featureGates is the configuration's featureGates map: VisibilityOnDemand off (Kueue's
+// visibility API server is not run), then gates, by name.
+func featureGates(gates map[string]bool) string {
+	all := map[string]bool{"VisibilityOnDemand": false}
+	maps.Copy(all, gates)
+	var b strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(all)) {
+		fmt.Fprintf(&b, "  %s: %t\n", name, all[name])
+	}
+	return b.String()
 }
 
 func webhookListening(addr string) bool {
@@ -466,4 +479,91 @@ func kueueObject(kind, ns, name string, spec map[string]any) *unstructured.Unstr
 	u.SetName(name)
 	u.Object["spec"] = spec
 	return u
+}
+
+// sideCluster is a second loopback control plane beside the suite's (hack/cluster.sh, one KWOK
+// node of 8 GPUs) with Trainyard's, Kubeflow's and Kueue's CRDs, a Kueue of its own (the pinned
+// build, configured as the feature needs) and a Trainyard operator of its own. Its Kueue listens
+// on the suite's loopback, so a side cluster runs beside the local cluster only.
+type sideCluster struct {
+	name     string // hack/cluster.sh's CLUSTER
+	dir      string // its DEVCLUSTER_DIR
+	cfg      *envconf.Config
+	client   client.Client
+	kueue    *kueueProcess
+	operator *operatorProcess
+}
+
+// startSideCluster starts the side cluster name, its Kueue (with gates and extra, as runKueue
+// takes them) and its operator; all of it is stopped when t's test ends.
+func startSideCluster(ctx context.Context, t *testing.T, name string, gates map[string]bool, kueueExtra string) *sideCluster {
+	t.Helper()
+	if kueueSkip != "" {
+		t.Skip(kueueSkip)
+	}
+	start := time.Now()
+	s := &sideCluster{name: name, dir: filepath.Join(repoRoot, ".devcluster", "e2e-"+name)}
+	t.Cleanup(s.stop(t))
+	if err := s.script(ctx, "up"); err != nil {
+		t.Fatalf("starting the side cluster %s: %v", name, err)
+	}
+	s.cfg = envconf.New().WithKubeconfigFile(filepath.Join(s.dir, "kubeconfig"))
+	home, err := kueueHome()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"apply", "--server-side", "--force-conflicts", "-k", filepath.Join(repoRoot, "kustomize", "crd")},
+		{"apply", "--server-side", "--force-conflicts", "-f", kubeflowCRDs},
+		{"apply", "--server-side", "--force-conflicts", "-f", filepath.Join(home, "crd")},
+		{"create", "namespace", kueueNamespace},
+	} {
+		if _, err := kubectl(ctx, s.cfg, "", args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := waitCRDsEstablished(ctx, s.cfg); err != nil {
+		t.Fatal(err)
+	}
+	s.client = newClient(t, s.cfg)
+	dir := filepath.Join(s.dir, "kueue")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p, caPEM, err := runKueue(home, dir, s.cfg.KubeconfigFile(), gates, kueueExtra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.kueue = p
+	if err := registerKueueWebhooks(ctx, s.cfg.Client().RESTConfig(), p, home, caPEM); err != nil {
+		t.Fatal(err)
+	}
+	if s.operator, err = startOperatorAs(s.cfg.KubeconfigFile(), "operator-"+name+".log"); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("side cluster %s, its Kueue and its operator ready in %.1f s", name, time.Since(start).Seconds())
+	return s
+}
+
+func (s *sideCluster) script(ctx context.Context, verb string) error {
+	return clusterScript(ctx, verb, "DEVCLUSTER_DIR="+s.dir, "CLUSTER="+s.name, "NODES=1")
+}
+
+// stop is the clean-up of the side cluster: its operator, its Kueue, then the cluster.
+func (s *sideCluster) stop(t *testing.T) func() {
+	return func() {
+		if s.operator != nil {
+			if err := s.operator.stop(); err != nil {
+				t.Errorf("stopping the operator of side cluster %s: %v", s.name, err)
+			}
+		}
+		if s.kueue != nil {
+			if err := s.kueue.stop(); err != nil {
+				t.Errorf("stopping the Kueue of side cluster %s: %v", s.name, err)
+			}
+		}
+		if err := s.script(context.Background(), "down"); err != nil {
+			t.Errorf("stopping the side cluster %s: %v", s.name, err)
+		}
+	}
 }

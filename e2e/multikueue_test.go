@@ -5,8 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -49,15 +47,11 @@ func TestMultiKueue(t *testing.T) {
 
 // multiKueue is the manager cluster of the feature and what runs beside it.
 type multiKueue struct {
-	dir      string // the manager's DEVCLUSTER_DIR
-	cfg      *envconf.Config
-	kueue    *kueueProcess
-	operator *operatorProcess
+	side *sideCluster
 	// manager and worker are clients of the two clusters; ns is the namespace the feature uses
 	// in both (MultiKueue creates a job's copy in the namespace of the same name).
 	manager, worker client.Client
 	ns              string
-	skip            string
 }
 
 // managerCluster is the manager's cluster name (hack/cluster.sh's CLUSTER).
@@ -70,67 +64,22 @@ const (
 	multiKueueWorker = "worker-1"
 )
 
-func (mk *multiKueue) cluster(ctx context.Context, verb string) error {
-	return clusterScript(ctx, verb, "DEVCLUSTER_DIR="+mk.dir, "CLUSTER="+managerCluster, "NODES=1")
-}
-
 func (mk *multiKueue) setUp(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-	if kueueSkip != "" {
-		mk.skip = kueueSkip
-		t.Skip(kueueSkip)
-	}
-	start := time.Now()
-	mk.dir = filepath.Join(repoRoot, ".devcluster", "e2e-manager")
-	if err := mk.cluster(ctx, "up"); err != nil {
-		t.Fatalf("starting the manager cluster: %v", err)
-	}
-	mk.cfg = envconf.New().WithKubeconfigFile(filepath.Join(mk.dir, "kubeconfig"))
-	home, err := kueueHome()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, args := range [][]string{
-		{"apply", "--server-side", "--force-conflicts", "-k", filepath.Join(repoRoot, "kustomize", "crd")},
-		{"apply", "--server-side", "--force-conflicts", "-f", kubeflowCRDs},
-		{"apply", "--server-side", "--force-conflicts", "-f", filepath.Join(home, "crd")},
-		{"create", "namespace", kueueNamespace},
-	} {
-		if _, err := kubectl(ctx, mk.cfg, "", args...); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := waitCRDsEstablished(ctx, mk.cfg); err != nil {
-		t.Fatal(err)
-	}
-	// The worker's kubeconfig, as MultiKueue takes it: its CA and credentials inline.
-	workerKC, err := kubectl(ctx, cfg, "", "config", "view", "--raw", "--flatten", "--minify")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mk.manager, mk.worker = newClient(t, mk.cfg), newClient(t, cfg)
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: kueueNamespace, Name: multiKueueWorker}, StringData: map[string]string{"kubeconfig": workerKC}}
-	if err := mk.manager.Create(ctx, secret); err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(mk.dir, "kueue")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	p, caPEM, err := runKueue(home, dir, mk.cfg.KubeconfigFile(), `multiKueue:
+	mk.side = startSideCluster(ctx, t, managerCluster, nil, `multiKueue:
   gcInterval: 1m
   origin: trainyard-e2e-manager
   externalFrameworks:
   - name: PyTorchTrainingJob.v1beta1.batch.tensorstack.dev
   - name: TensorFlowTrainingJob.v1beta1.batch.tensorstack.dev
 `)
+	// The worker's kubeconfig, as MultiKueue takes it: its CA and credentials inline.
+	workerKC, err := kubectl(ctx, cfg, "", "config", "view", "--raw", "--flatten", "--minify")
 	if err != nil {
 		t.Fatal(err)
 	}
-	mk.kueue = p
-	if err := registerKueueWebhooks(ctx, mk.cfg.Client().RESTConfig(), p, home, caPEM); err != nil {
-		t.Fatal(err)
-	}
-	if mk.operator, err = startOperatorAs(mk.cfg.KubeconfigFile(), "operator-manager.log"); err != nil {
+	mk.manager, mk.worker = mk.side.client, newClient(t, cfg)
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: kueueNamespace, Name: multiKueueWorker}, StringData: map[string]string{"kubeconfig": workerKC}}
+	if err := mk.manager.Create(ctx, secret); err != nil {
 		t.Fatal(err)
 	}
 
@@ -168,7 +117,6 @@ func (mk *multiKueue) setUp(ctx context.Context, t *testing.T, cfg *envconf.Conf
 		c := workloadCondition(ac, "Active")
 		return strings.HasPrefix(c, "True/"), "Active " + c
 	})
-	t.Logf("manager cluster, its Kueue and its operator ready in %.1f s", time.Since(start).Seconds())
 	return ctx
 }
 
@@ -232,7 +180,7 @@ func (mk *multiKueue) dispatched(ctx context.Context, t *testing.T, _ *envconf.C
 	st := waitPhase(ctx, t, c, ns, "mk", batch.JobRunning)
 	t.Logf("the manager's job Running (MultiKueue's copy of the worker's status) %.1f s after its creation; %d tasks", time.Since(start).Seconds(), len(st.Tasks))
 	// trainyard describe in the manager shows MultiKueue's check in Kueue's words.
-	out := trainyardCLIAt(t, mk.cfg.KubeconfigFile(), "describe", "ptj/mk", "-n", ns)
+	out := trainyardCLIAt(t, mk.side.cfg.KubeconfigFile(), "describe", "ptj/mk", "-n", ns)
 	if !regexp.MustCompile(`check `+multiKueueCheck+` +Ready .*admitted on "`+multiKueueWorker+`"`).MatchString(out) ||
 		!strings.Contains(out, "the pods run in a worker cluster") {
 		t.Errorf("trainyard describe in the manager does not show MultiKueue's check Ready on %s, and that the pods run there:\n%s", multiKueueWorker, out)
@@ -355,26 +303,11 @@ func (mk *multiKueue) kubeflow(ctx context.Context, t *testing.T, _ *envconf.Con
 }
 
 func (mk *multiKueue) tearDown(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {
-	if mk.skip != "" {
-		return ctx
-	}
-	if mk.operator != nil {
-		if err := mk.operator.stop(); err != nil {
-			t.Errorf("stopping the manager's operator: %v", err)
-		}
-	}
-	if mk.kueue != nil {
-		if err := mk.kueue.stop(); err != nil {
-			t.Errorf("stopping the manager's Kueue: %v", err)
-		}
-	}
 	if mk.worker != nil && mk.ns != "" {
-		// MultiKueue's copies go with the namespace (the suite's clean-up deletes it).
+		// MultiKueue's copies go with the namespace (the suite's clean-up deletes it); the manager
+		// cluster is stopped when the feature ends (startSideCluster).
 		_ = mk.worker.DeleteAllOf(ctx, &batch.PyTorchTrainingJob{}, client.InNamespace(mk.ns))
 		_ = mk.worker.DeleteAllOf(ctx, &kubeflowv1.PyTorchJob{}, client.InNamespace(mk.ns))
-	}
-	if err := mk.cluster(ctx, "down"); err != nil {
-		t.Errorf("stopping the manager cluster: %v", err)
 	}
 	return ctx
 }

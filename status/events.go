@@ -28,6 +28,10 @@ const (
 	// EventStatusTrimmed: the job grew too big for its status to list every pod
 	// (trimReplicaStatus).
 	EventStatusTrimmed = "StatusTrimmed"
+	// EventKueueShrinkRefused: Kueue refused to lower a sliced job's admitted Workload in place
+	// (its workload slices are off), and the job is queued anew at its new size (controller's
+	// kueueSync.sliceWrites).
+	EventKueueShrinkRefused = "KueueShrinkRefused"
 )
 
 // Round is what one reconcile did, for the events it implies.
