@@ -45,14 +45,17 @@ func TestKueueWithoutSlices(t *testing.T) {
 	testenv.Test(t, f)
 }
 
-// sideQueue makes a namespace of the side cluster with LocalQueue q of a ClusterQueue of gpus
-// GPUs named like it, and returns the namespace.
-func sideQueue(ctx context.Context, t *testing.T, s *sideCluster, prefix string, gpus int) string {
+// slicedJobRunning makes a namespace of the side cluster with LocalQueue q of a ClusterQueue of
+// gpus GPUs named like it, creates the sliced job el there (slicedJob) and waits until it runs its
+// 2 pods under an admitted Workload; it returns the namespace, that Workload and the pods' UIDs.
+func slicedJobRunning(ctx context.Context, t *testing.T, s *sideCluster, prefix string, gpus int) (string, *unstructured.Unstructured, map[string]types.UID) {
 	t.Helper()
 	c, ns := namespaced(ctx, t, s.cfg, prefix)
 	createKueue(ctx, t, c, clusterQueue(ns, gpus, false))
 	createKueue(ctx, t, c, kueueObject("LocalQueue", ns, "q", map[string]any{"clusterQueue": ns}))
-	return ns
+	create(ctx, t, c, ns, slicedJob("el"))
+	first := waitWorkload(ctx, t, c, ns, "el", "admitted", admitted)
+	return ns, first, exactlyRunning(ctx, t, c, ns, "el", 2)
 }
 
 // noSlicesGrowthWaits: a quota of 3 GPUs, the job at 2 grown to 3. Without slices Kueue charges
@@ -60,10 +63,7 @@ func sideQueue(ctx context.Context, t *testing.T, s *sideCluster, prefix string,
 // the 1 added): the slice waits, the job runs its 2 pods and its Running condition quotes Kueue.
 func noSlicesGrowthWaits(ctx context.Context, t *testing.T, s *sideCluster) {
 	c := s.client
-	ns := sideQueue(ctx, t, s, "kq-noslice-wait", 3)
-	create(ctx, t, c, ns, slicedJob("el"))
-	first := waitWorkload(ctx, t, c, ns, "el", "admitted", admitted)
-	pods := exactlyRunning(ctx, t, c, ns, "el", 2)
+	ns, first, pods := slicedJobRunning(ctx, t, s, "kq-noslice-wait", 3)
 
 	scaleElastic(ctx, t, c, ns, "el", 3)
 	eventually(t, 60*time.Second, "el says it runs 2 of the 3 replicas asked for, Kueue wanting 2 more GPUs", func() (bool, string) {
@@ -91,10 +91,7 @@ func noSlicesGrowthWaits(ctx context.Context, t *testing.T, s *sideCluster) {
 // Workload and is queued anew: a new Workload, every pod created again.
 func noSlicesGrowsThenRequeues(ctx context.Context, t *testing.T, s *sideCluster) {
 	c := s.client
-	ns := sideQueue(ctx, t, s, "kq-noslice-grow", 5)
-	create(ctx, t, c, ns, slicedJob("el"))
-	first := waitWorkload(ctx, t, c, ns, "el", "admitted", admitted)
-	pods2 := exactlyRunning(ctx, t, c, ns, "el", 2)
+	ns, first, pods2 := slicedJobRunning(ctx, t, s, "kq-noslice-grow", 5)
 
 	start := time.Now()
 	scaleElastic(ctx, t, c, ns, "el", 3)
