@@ -257,7 +257,7 @@ const reasonJobDeleted = "JobDeleted"
 // through the write gate as clean-up, within its small share, behind every other job's writes.
 func (r *jobReconciler) releaseDeleted(job client.Object) {
 	uid := job.GetUID()
-	dels := r.gangDeletions(job)
+	dels := append(r.gangDeletions(job), r.kueue.workloadDeletions(job)...)
 	pods, _ := r.pods.of(uid) // on an error, the garbage collector deletes them
 	for _, p := range pods {
 		if p.DeletionTimestamp == nil {

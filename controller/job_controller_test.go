@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -497,6 +498,78 @@ func TestADeletedJobsPodGroupIsDeleted(t *testing.T) {
 	if err := c.server.List(context.Background(), &pods); err != nil || len(pods.Items) != 0 {
 		t.Errorf("the deleted job's pods: %d left (%v); want none", len(pods.Items), err)
 	}
+}
+
+// A deleted queued job's Workloads (a sliced job's slice too) go with its pods, by the operator:
+// Kueue releases their quota only once they are gone, and the garbage collector took 40 s on a
+// cluster whose Workload CRD it had not watched yet. Another job's Workload stays.
+func TestADeletedJobsWorkloadsAreDeleted(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := newCluster(t, testJob(1, batch.RestartPolicyNever))
+	r := newTestReconciler(c, &now)
+	reconcileOnce(t, r)
+	live, _ := c.get()
+	workload := func(name string, controller types.UID) *unstructured.Unstructured {
+		w := newWorkload()
+		w.SetNamespace("ns")
+		w.SetName(name)
+		w.SetUID(types.UID("uid-" + name))
+		w.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "batch.tensorstack.dev/v1beta1", Kind: "PyTorchTrainingJob", Name: "j", UID: controller, Controller: ptr(true)}})
+		return w
+	}
+	ws := []*unstructured.Unstructured{workload("w-first", live.UID), workload("w-slice", live.UID), workload("w-other", "another-job")}
+	cached := fake.NewClientBuilder().WithScheme(Scheme()).WithIndex(newWorkload(), workloadControllerIndex, controllerUID).Build()
+	for _, w := range ws {
+		for _, cl := range []client.Client{c.server, cached} {
+			if err := cl.Create(context.Background(), w.DeepCopy()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	r.kueue = &kueueSync{cache: readerCache{Reader: cached}}
+	// Kueue writes a Workload as the job's pods go: the cache's version is behind.
+	moved := newWorkload()
+	if err := c.server.Get(context.Background(), client.ObjectKeyFromObject(ws[0]), moved); err != nil {
+		t.Fatal(err)
+	}
+	moved.SetLabels(map[string]string{"written": "by-kueue"})
+	if err := c.server.Update(context.Background(), moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.server.Delete(context.Background(), live); err != nil {
+		t.Fatal(err)
+	}
+	r.jobDeleted(live, true)
+	r.releasing.Wait()
+	for _, w := range ws {
+		err := c.server.Get(context.Background(), client.ObjectKeyFromObject(w), newWorkload())
+		if gone := apierrors.IsNotFound(err); gone != (w.GetName() != "w-other") {
+			t.Errorf("Workload %s after the job's deletion: %v", w.GetName(), err)
+		}
+	}
+	// So are those Kueue's own integration made for a kubeflow.org job; none of a job whose
+	// Workloads are not watched (no Kueue).
+	if dels := (&kueueSync{cache: readerCache{Reader: cached}, kubeflow: true}).workloadDeletions(live); len(dels) != 2 {
+		t.Errorf("%d deletions of a kubeflow.org job's Workloads; want 2", len(dels))
+	}
+	if dels := (&kueueSync{}).workloadDeletions(live); len(dels) != 0 {
+		t.Errorf("%d deletions without Kueue's cache; want none", len(dels))
+	}
+}
+
+// readerCache is a cache.Cache that reads from a client.Reader (a fake client with the cache's
+// indexes); nothing else of it may be used.
+type readerCache struct {
+	cache.Cache
+	client.Reader
+}
+
+func (c readerCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	return c.Reader.Get(ctx, key, obj, opts...)
+}
+
+func (c readerCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	return c.Reader.List(ctx, list, opts...)
 }
 
 // A PodGroup deleted by hand is made again before the job's next pods: gang objects are not

@@ -103,12 +103,17 @@ func createKueue(ctx context.Context, t *testing.T, c client.Client, obj *unstru
 // clusterQueue is the feature's ClusterQueue (named like its namespace): gpus of flavour gpu-a,
 // and, when preempt, preemption of lower-priority workloads within it.
 func clusterQueue(ns string, gpus int, preempt bool) *unstructured.Unstructured {
+	return clusterQueueOf(ns, kueueFlavor, gpus, preempt)
+}
+
+// clusterQueueOf is clusterQueue over the flavour named flavor.
+func clusterQueueOf(ns, flavor string, gpus int, preempt bool) *unstructured.Unstructured {
 	spec := map[string]any{
 		"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": ns}},
 		"resourceGroups": []any{map[string]any{
 			"coveredResources": []any{"nvidia.com/gpu"},
 			"flavors": []any{map[string]any{
-				"name":      kueueFlavor,
+				"name":      flavor,
 				"resources": []any{map[string]any{"name": "nvidia.com/gpu", "nominalQuota": int64(gpus)}},
 			}},
 		}},

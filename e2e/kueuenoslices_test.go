@@ -27,7 +27,7 @@ func TestKueueWithoutSlices(t *testing.T) {
 	f := features.New("a sliced elastic job under a Kueue without workload slices changes size all the same").
 		WithLabel("area", "kueue").
 		Setup(func(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {
-			side = startSideCluster(ctx, t, "trainyard-noslices", map[string]bool{"ElasticJobsViaWorkloadSlices": false}, "")
+			side = startSideCluster(ctx, t, "trainyard-noslices", 1, map[string]bool{"ElasticJobsViaWorkloadSlices": false}, "")
 			createKueue(ctx, t, side.client, kueueObject("ResourceFlavor", "", kueueFlavor, map[string]any{}))
 			return ctx
 		}).

@@ -481,28 +481,29 @@ func kueueObject(kind, ns, name string, spec map[string]any) *unstructured.Unstr
 	return u
 }
 
-// sideCluster is a second loopback control plane beside the suite's (hack/cluster.sh, one KWOK
-// node of 8 GPUs) with Trainyard's, Kubeflow's and Kueue's CRDs, a Kueue of its own (the pinned
+// sideCluster is a second loopback control plane beside the suite's (hack/cluster.sh, KWOK nodes
+// of 8 GPUs each, kwok-node-1 and on) with Trainyard's, Kubeflow's and Kueue's CRDs, a Kueue of its own (the pinned
 // build, configured as the feature needs) and a Trainyard operator of its own. Its Kueue listens
 // on the suite's loopback, so a side cluster runs beside the local cluster only.
 type sideCluster struct {
 	name     string // hack/cluster.sh's CLUSTER
 	dir      string // its DEVCLUSTER_DIR
+	nodes    int
 	cfg      *envconf.Config
 	client   client.Client
 	kueue    *kueueProcess
 	operator *operatorProcess
 }
 
-// startSideCluster starts the side cluster name, its Kueue (with gates and extra, as runKueue
-// takes them) and its operator; all of it is stopped when t's test ends.
-func startSideCluster(ctx context.Context, t *testing.T, name string, gates map[string]bool, kueueExtra string) *sideCluster {
+// startSideCluster starts the side cluster name of nodes nodes, its Kueue (with gates and extra,
+// as runKueue takes them) and its operator; all of it is stopped when t's test ends.
+func startSideCluster(ctx context.Context, t *testing.T, name string, nodes int, gates map[string]bool, kueueExtra string) *sideCluster {
 	t.Helper()
 	if kueueSkip != "" {
 		t.Skip(kueueSkip)
 	}
 	start := time.Now()
-	s := &sideCluster{name: name, dir: filepath.Join(repoRoot, ".devcluster", "e2e-"+name)}
+	s := &sideCluster{name: name, dir: filepath.Join(repoRoot, ".devcluster", "e2e-"+name), nodes: nodes}
 	t.Cleanup(s.stop(t))
 	if err := s.script(ctx, "up"); err != nil {
 		t.Fatalf("starting the side cluster %s: %v", name, err)
@@ -546,7 +547,7 @@ func startSideCluster(ctx context.Context, t *testing.T, name string, gates map[
 }
 
 func (s *sideCluster) script(ctx context.Context, verb string) error {
-	return clusterScript(ctx, verb, "DEVCLUSTER_DIR="+s.dir, "CLUSTER="+s.name, "NODES=1")
+	return clusterScript(ctx, verb, "DEVCLUSTER_DIR="+s.dir, "CLUSTER="+s.name, fmt.Sprintf("NODES=%d", s.nodes))
 }
 
 // stop is the clean-up of the side cluster: its operator, its Kueue, then the cluster.

@@ -65,7 +65,7 @@ const (
 )
 
 func (mk *multiKueue) setUp(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-	mk.side = startSideCluster(ctx, t, managerCluster, nil, `multiKueue:
+	mk.side = startSideCluster(ctx, t, managerCluster, 1, nil, `multiKueue:
   gcInterval: 1m
   origin: trainyard-e2e-manager
   externalFrameworks:

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
@@ -463,6 +466,71 @@ type podSetInfo struct {
 	annotations  map[string]string
 	nodeSelector map[string]string
 	tolerations  []corev1.Toleration
+	// gates are the scheduling gates the pods are created with: Kueue's topology gate when Kueue
+	// placed the podSet by topology.
+	gates []string
+}
+
+// topologyRequest is how a replica type's pods ask Kueue's Topology Aware Scheduling to place
+// them, read from the annotations of its pod template as Kueue's jobframework reads them for the
+// kinds it integrates: the required, preferred or unconstrained topology (at most one), a slice
+// topology with its size, and always the replica-index label as the pods' index, so that Kueue
+// places neighbouring ranks in neighbouring domains, also when its ClusterQueue places every
+// workload by topology (Kueue's implicit TAS). The errors name the annotation under path (nil:
+// not checked).
+func topologyRequest(t *corev1.PodTemplateSpec, path *field.Path) (*kueue.TopologyRequest, field.ErrorList) {
+	var errs field.ErrorList
+	key := func(k string) *field.Path {
+		if path == nil {
+			return nil
+		}
+		return path.Child("metadata", "annotations").Key(k)
+	}
+	a := t.Annotations
+	tr := &kueue.TopologyRequest{PodIndexLabel: ptr(batch.LabelReplicaIndex)}
+	var set []string
+	for _, k := range []string{kueue.AnnotationPodSetRequiredTopology, kueue.AnnotationPodSetPreferredTopology, kueue.AnnotationPodSetUnconstrainedTopology} {
+		if _, ok := a[k]; ok {
+			set = append(set, k)
+		}
+	}
+	if len(set) > 1 {
+		errs = append(errs, field.Invalid(key(set[1]), a[set[1]], fmt.Sprintf("may not be set beside %s: a replica type's pods are placed by one topology rule", set[0])))
+	}
+	level := func(k string) *string {
+		v, ok := a[k]
+		if !ok {
+			return nil
+		}
+		for _, msg := range validation.IsQualifiedName(v) {
+			errs = append(errs, field.Invalid(key(k), v, msg+" (a node label key, a level of Kueue's Topology)"))
+		}
+		return &v
+	}
+	tr.Required = level(kueue.AnnotationPodSetRequiredTopology)
+	if tr.Required == nil {
+		tr.Preferred = level(kueue.AnnotationPodSetPreferredTopology)
+	}
+	if v, ok := a[kueue.AnnotationPodSetUnconstrainedTopology]; ok && tr.Required == nil && tr.Preferred == nil {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			errs = append(errs, field.Invalid(key(kueue.AnnotationPodSetUnconstrainedTopology), v, `must be "true" or "false"`))
+		}
+		tr.Unconstrained = &b
+	}
+	tr.PodSetSliceRequiredTopology = level(kueue.AnnotationPodSetSliceRequiredTopology)
+	size, sized := a[kueue.AnnotationPodSetSliceSize]
+	switch n, err := strconv.ParseInt(size, 10, 32); {
+	case sized && (err != nil || n <= 0):
+		errs = append(errs, field.Invalid(key(kueue.AnnotationPodSetSliceSize), size, "must be a whole number of pods greater than 0"))
+	case sized && tr.PodSetSliceRequiredTopology == nil:
+		errs = append(errs, field.Forbidden(key(kueue.AnnotationPodSetSliceSize), "may be set only beside "+kueue.AnnotationPodSetSliceRequiredTopology))
+	case sized:
+		tr.PodSetSliceSize = ptr(int32(n))
+	case tr.PodSetSliceRequiredTopology != nil:
+		errs = append(errs, field.Required(key(kueue.AnnotationPodSetSliceSize), "the number of pods in each slice of "+kueue.AnnotationPodSetSliceRequiredTopology))
+	}
+	return tr, errs
 }
 
 // podSetInfos computes each admitted podSet's pod additions as Kueue's jobframework does: the node
@@ -475,6 +543,19 @@ func podSetInfos(w *kueue.Workload, flavors map[string]*kueue.ResourceFlavor) (m
 			labels:       map[string]string{kueue.LabelPodSet: a.Name},
 			annotations:  map[string]string{},
 			nodeSelector: map[string]string{},
+		}
+		if a.TopologyAssignment != nil {
+			// Placed by topology: the pods wait behind Kueue's gate until its topology ungater,
+			// which finds them by these annotations, gives each its domain's node selector. A
+			// podSet that asked no topology rule (Kueue's implicit TAS) is marked unconstrained.
+			info.gates = []string{kueue.TopologySchedulingGate}
+			info.annotations[kueue.AnnotationWorkload] = w.Name
+			if name := w.Annotations[kueue.AnnotationWorkloadSliceName]; name != "" {
+				info.annotations[kueue.AnnotationWorkloadSliceName] = name
+			}
+			if i := slices.IndexFunc(w.Spec.PodSets, func(p kueue.PodSet) bool { return p.Name == a.Name }); i < 0 || !topologyRule(w.Spec.PodSets[i].TopologyRequest) {
+				info.annotations[kueue.AnnotationPodSetUnconstrainedTopology] = "true"
+			}
 		}
 		names := slices.Sorted(maps.Keys(a.Flavors))
 		seen := map[string]bool{}
@@ -509,6 +590,11 @@ func podSetInfos(w *kueue.Workload, flavors map[string]*kueue.ResourceFlavor) (m
 		out[a.Name] = info
 	}
 	return out, nil
+}
+
+// topologyRule reports whether tr asks a required, preferred or unconstrained topology.
+func topologyRule(tr *kueue.TopologyRequest) bool {
+	return tr != nil && (tr.Required != nil || tr.Preferred != nil || tr.Unconstrained != nil)
 }
 
 // checkPodSetInfos checks that every replica type has an admitted podSet and that what the
@@ -567,6 +653,11 @@ func (r *renderer) applyAdmission(t *ReplicaType, pod *corev1.Pod) {
 		maps.Copy(pod.Spec.NodeSelector, info.nodeSelector)
 	}
 	pod.Spec.Tolerations = addTolerations(pod.Spec.Tolerations, info.tolerations)
+	for _, g := range info.gates {
+		if !slices.ContainsFunc(pod.Spec.SchedulingGates, func(e corev1.PodSchedulingGate) bool { return e.Name == g }) {
+			pod.Spec.SchedulingGates = append(pod.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: g})
+		}
+	}
 }
 
 // elasticPodSet is the index of the replica type an elastic job grows and shrinks by (the one its
@@ -674,7 +765,8 @@ func (r *renderer) desiredWorkload() *kueue.Workload {
 	}
 	requested := requestedReplicas(j)
 	for _, t := range requested {
-		w.Spec.PodSets = append(w.Spec.PodSets, kueue.PodSet{Name: t.Type, Count: t.Replicas, Template: *t.Template.DeepCopy()})
+		tr, _ := topologyRequest(t.Template, nil)
+		w.Spec.PodSets = append(w.Spec.PodSets, kueue.PodSet{Name: t.Type, Count: t.Replicas, Template: *t.Template.DeepCopy(), TopologyRequest: tr})
 	}
 	if Sliced(j) {
 		// Kueue reads the annotation on the Workload; the chain of slices is named after its first.

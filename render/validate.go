@@ -78,6 +78,10 @@ func Validate(j *Job) error {
 			continue
 		}
 		errs = append(errs, templateErrors(t.Template, path.Child("template"))...)
+		if j.Queue != nil {
+			_, terrs := topologyRequest(t.Template, path.Child("template"))
+			errs = append(errs, terrs...)
+		}
 		if j.Torchrun != nil && j.Torchrun.ProcPerNode == "gpu" && gpuLimit(j.templateContainer(t)) == 0 {
 			c := trainingContainer(j.Framework, &t.Template.Spec)
 			errs = append(errs, field.Required(path.Child("template", "spec", "containers").Index(c).Child("resources", "limits").Key(string(GPUResource)),

@@ -16,7 +16,7 @@ var waitingReasons = []string{
 	ReasonInvalidSpec, batch.ReasonPodGroupCRDMissing,
 	batch.ReasonQueued, render.ReasonNotQueued, render.ReasonNotDispatched, render.ReasonNameConflict, ReasonNotScheduled, render.ReasonNodeNotFound, render.ReasonKueueNotInstalled, render.ReasonPriorityClassNotFound, render.ReasonKueueAdmissionConflict,
 	batch.ReasonCreateFailed, batch.ReasonNodeLost, batch.ReasonRestarting, batch.ReasonGangWaiting,
-	batch.ReasonPVCNotFound, batch.ReasonUnschedulable, batch.ReasonPodsPaced,
+	batch.ReasonPVCNotFound, batch.ReasonUnschedulable, batch.ReasonSchedulingGated, batch.ReasonPodsPaced,
 }
 
 // TestEveryWaitingReasonIsDocumented: the table of docs/user-guide/troubleshooting.md, which a

@@ -210,7 +210,7 @@ func gangCause(gang *unstructured.Unstructured, pods []*corev1.Pod, unbound, des
 }
 
 // podCause groups the pods that do not run by why: the scheduler's PodScheduled=False (a missing
-// PersistentVolumeClaim apart), or a container's waiting reason. The most urgent group wins:
+// PersistentVolumeClaim and scheduling gates apart), or a container's waiting reason. The most urgent group wins:
 // scheduling before the kubelet, and within a group the most pods; its message counts the pods
 // and quotes the most common words.
 func podCause(pods []*corev1.Pod, desired int32) *cause {
@@ -235,9 +235,14 @@ func podCause(pods []*corev1.Pod, desired int32) *cause {
 			continue
 		}
 		if c := scheduledFalse(p); c != nil {
-			if strings.Contains(c.Message, "persistentvolumeclaim") && strings.Contains(c.Message, "not found") {
+			switch {
+			case c.Reason == corev1.PodReasonSchedulingGated:
+				// The scheduler's words ("Scheduling is blocked due to non-empty scheduling gates")
+				// name no gate, and the cached pod keeps none: the usual one is said.
+				add(batch.ReasonSchedulingGated, 1, "held by scheduling gates, which the scheduler waits to see removed (a job Kueue places by topology: kueue.x-k8s.io/topology, until Kueue gives each pod its node; is Kueue running?)")
+			case strings.Contains(c.Message, "persistentvolumeclaim") && strings.Contains(c.Message, "not found"):
 				add(batch.ReasonPVCNotFound, 0, c.Message)
-			} else {
+			default:
 				add(batch.ReasonUnschedulable, 1, c.Message)
 			}
 			continue

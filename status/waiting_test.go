@@ -27,6 +27,13 @@ func unschedulable(typ string, index int32, words string) corev1.Pod {
 	return p
 }
 
+// gated is a pending pod the scheduler leaves alone while it has scheduling gates, with its words.
+func gated(typ string, index int32) corev1.Pod {
+	p := podOf(typ, index, corev1.PodPending)
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonSchedulingGated, Message: "Scheduling is blocked due to non-empty scheduling gates"}}
+	return p
+}
+
 // waitingContainer is a pod bound to a node whose training container waits with reason.
 func waitingContainer(typ string, index int32, reason, words string) corev1.Pod {
 	p := podOf(typ, index, corev1.PodPending)
@@ -103,6 +110,11 @@ func TestWaiting(t *testing.T) {
 			pods: []corev1.Pod{unschedulable("master", 0, `0/4 nodes are available: persistentvolumeclaim "data" not found.`),
 				unschedulable("worker", 0, noGPU)},
 			wantReason: batch.ReasonPVCNotFound, wantMessage: `1 of 2 pods: 0/4 nodes are available: persistentvolumeclaim "data" not found.`,
+		},
+		"pods held by scheduling gates are SchedulingGated, naming Kueue's topology gate": {
+			job:        newJob(2).Status(running).Obj(),
+			pods:       []corev1.Pod{bound(podOf("master", 0, corev1.PodRunning)), gated("worker", 0), gated("worker", 1)},
+			wantReason: batch.ReasonSchedulingGated, wantMessage: "2 of 3 pods: held by scheduling gates, which the scheduler waits to see removed (a job Kueue places by topology: kueue.x-k8s.io/topology, until Kueue gives each pod its node; is Kueue running?)",
 		},
 		"scheduling comes before the kubelet": {
 			job:        newJob(2).Status(running).Obj(),

@@ -60,6 +60,24 @@ const (
 	// size; Kueue's scheduler then charges only what the slice adds, and once it admits the slice
 	// it marks the replaced Workload Finished (FinishedWorkloadSliceReplaced).
 	AnnotationWorkloadSliceReplacementFor = "kueue.x-k8s.io/workload-slice-replacement-for"
+	// AnnotationPodSetRequiredTopology, AnnotationPodSetPreferredTopology and
+	// AnnotationPodSetUnconstrainedTopology, on a replica type's pod template, ask Kueue's Topology
+	// Aware Scheduling to place the replica type's pods within one domain of a topology level (a
+	// node label such as a rack's), within one if it can, or anywhere on the flavour's topology
+	// ("true"). AnnotationPodSetSliceRequiredTopology with AnnotationPodSetSliceSize asks for
+	// slices of that many pods each within one domain. Set by the user; Trainyard puts them in the
+	// Workload's topologyRequest, as Kueue's jobframework does for the kinds it integrates.
+	AnnotationPodSetRequiredTopology      = "kueue.x-k8s.io/podset-required-topology"
+	AnnotationPodSetPreferredTopology     = "kueue.x-k8s.io/podset-preferred-topology"
+	AnnotationPodSetUnconstrainedTopology = "kueue.x-k8s.io/podset-unconstrained-topology"
+	AnnotationPodSetSliceRequiredTopology = "kueue.x-k8s.io/podset-slice-required-topology"
+	AnnotationPodSetSliceSize             = "kueue.x-k8s.io/podset-slice-size"
+	// AnnotationWorkload names the Workload a pod was admitted under. Set by Trainyard on the pods
+	// of a podSet Kueue placed by topology, where Kueue's topology ungater looks for them.
+	AnnotationWorkload = "kueue.x-k8s.io/workload"
+	// TopologySchedulingGate holds a pod Kueue placed by topology until Kueue's topology ungater has
+	// given it the node selector of its domain. Set by Trainyard on such pods, removed by Kueue.
+	TopologySchedulingGate = "kueue.x-k8s.io/topology"
 	// LabelMultiKueueOrigin names the manager cluster that dispatched a job or Workload. Set by
 	// Kueue's MultiKueue on what it creates in a worker cluster.
 	LabelMultiKueueOrigin = "kueue.x-k8s.io/multikueue-origin"
@@ -133,10 +151,23 @@ type WorkloadSpec struct {
 
 // PodSet is a group of identical pods: one per replica type.
 type PodSet struct {
-	Name     string                 `json:"name"`
-	Template corev1.PodTemplateSpec `json:"template"`
-	Count    int32                  `json:"count"`
-	MinCount *int32                 `json:"minCount,omitempty"`
+	Name            string                 `json:"name"`
+	Template        corev1.PodTemplateSpec `json:"template"`
+	Count           int32                  `json:"count"`
+	MinCount        *int32                 `json:"minCount,omitempty"`
+	TopologyRequest *TopologyRequest       `json:"topologyRequest,omitempty"`
+}
+
+// TopologyRequest is how a podSet's pods are to be placed by Kueue's Topology Aware Scheduling:
+// at most one of Required, Preferred and Unconstrained, and PodIndexLabel, the pod label that
+// holds each pod's index (Kueue places pods of neighbouring indexes in neighbouring domains).
+type TopologyRequest struct {
+	Required                    *string `json:"required,omitempty"`
+	Preferred                   *string `json:"preferred,omitempty"`
+	Unconstrained               *bool   `json:"unconstrained,omitempty"`
+	PodIndexLabel               *string `json:"podIndexLabel,omitempty"`
+	PodSetSliceRequiredTopology *string `json:"podSetSliceRequiredTopology,omitempty"`
+	PodSetSliceSize             *int32  `json:"podSetSliceSize,omitempty"`
 }
 
 // PriorityClassRef names the priority class a Workload's priority comes from.
@@ -164,6 +195,15 @@ type PodSetAssignment struct {
 	Name    string            `json:"name"`
 	Flavors map[string]string `json:"flavors,omitempty"`
 	Count   *int32            `json:"count,omitempty"`
+	// TopologyAssignment, when set, says Kueue placed the podSet by topology: its pods wait behind
+	// TopologySchedulingGate until Kueue gives each the node selector of its domain.
+	TopologyAssignment *TopologyAssignment `json:"topologyAssignment,omitempty"`
+}
+
+// TopologyAssignment is where Kueue placed a podSet; only its levels (node label keys, highest
+// first) are read.
+type TopologyAssignment struct {
+	Levels []string `json:"levels,omitempty"`
 }
 
 // AdmissionCheckState is an admission check's verdict, with the changes it asks of the pods.

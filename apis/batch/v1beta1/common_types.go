@@ -376,6 +376,10 @@ const (
 	ReasonGangWaiting = "GangWaiting"
 	// ReasonUnschedulable: the scheduler finds no node for some pods.
 	ReasonUnschedulable = "Unschedulable"
+	// ReasonSchedulingGated: some pods are held by scheduling gates, which the scheduler waits to
+	// see removed: Kueue's kueue.x-k8s.io/topology on a job Kueue places by topology, until Kueue
+	// gives each pod its node.
+	ReasonSchedulingGated = "SchedulingGated"
 	// ReasonPVCNotFound: some pods mount a PersistentVolumeClaim that does not exist.
 	ReasonPVCNotFound = "PVCNotFound"
 	// ReasonNodeLost: some pods were lost with their node and are being replaced.

@@ -1,0 +1,209 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+	"sigs.k8s.io/e2e-framework/pkg/features"
+
+	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
+	"github.com/trainyard/trainyard/apis/kueue"
+)
+
+// TestKueueTopology: Kueue's Topology Aware Scheduling places a PyTorchTrainingJob's pods, against
+// the real Kueue v0.19.2 (its TopologyAwareScheduling feature, on by default). It runs in a side
+// cluster of 4 nodes of 8 GPUs, two racks of two (tasRacks), all of them a TAS flavour's: the
+// suite's cluster is shared by features in parallel, whose pods would make the racks' free GPUs
+// a matter of timing.
+func TestKueueTopology(t *testing.T) {
+	var side *sideCluster
+	f := features.New("Kueue's Topology Aware Scheduling places a queued job's pods: the workers asking for one rack run in one rack, on the nodes Kueue chose").
+		WithLabel("area", "kueue").
+		Setup(func(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {
+			side = startSideCluster(ctx, t, "trainyard-tas", len(tasRacks), nil, "")
+			for node, rack := range tasRacks {
+				patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, tasRackLabel, rack)
+				if err := side.client.Patch(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			createKueue(ctx, t, side.client, kueueObject("Topology", "", "racks", map[string]any{
+				"levels": []any{map[string]any{"nodeLabel": tasRackLabel}, map[string]any{"nodeLabel": corev1.LabelHostname}},
+			}))
+			createKueue(ctx, t, side.client, kueueObject("ResourceFlavor", "", tasFlavor, map[string]any{
+				"nodeLabels": map[string]any{"type": "kwok"}, "topologyName": "racks",
+			}))
+			return ctx
+		}).
+		Assess("three workers of 4 GPUs asking for one rack run in one rack, each on the node Kueue gave it; the master, which asked nothing, is placed by Kueue too",
+			func(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {
+				tasOneRack(ctx, t, side)
+				return ctx
+			}).
+		Assess("a Kubeflow PyTorchJob, which Kueue's own integration queues, asking for one rack: Kueue gates its templates, and its workers run in one rack, each on the node Kueue gave it",
+			func(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {
+				tasKubeflowOneRack(ctx, t, side)
+				return ctx
+			}).
+		Assess("five workers of 4 GPUs asking for one rack (16 GPUs) are not admitted, and the job says why in Kueue's words",
+			func(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {
+				tasTooBig(ctx, t, side)
+				return ctx
+			}).
+		Feature()
+	testenv.Test(t, f)
+}
+
+// The side cluster's racks: node name to rack.
+var tasRacks = map[string]string{"kwok-node-1": "rack-a", "kwok-node-2": "rack-a", "kwok-node-3": "rack-b", "kwok-node-4": "rack-b"}
+
+const (
+	tasRackLabel = "e2e.trainyard.dev/rack"
+	tasFlavor    = "gpu-tas"
+)
+
+// tasJob is a queued PyTorchTrainingJob of a master of 1 GPU and workers of 4 GPUs each that ask
+// Kueue for one rack, every pod running until deleted.
+func tasJob(name string, workers int32) *batch.PyTorchTrainingJob {
+	j := queued(pyTorchJob(name).Workers(workers, sim("", "")).Obj(), "").(*batch.PyTorchTrainingJob)
+	w := &j.Spec.ReplicaSpecs[1].Template
+	w.Annotations[kueue.AnnotationPodSetRequiredTopology] = tasRackLabel
+	w.Spec.Containers[0].Resources.Limits["nvidia.com/gpu"] = resource.MustParse("4")
+	return j
+}
+
+// tasQueue makes a namespace of the side cluster with LocalQueue q of a ClusterQueue of 32 GPUs
+// of the TAS flavour, and returns a client and the namespace.
+func tasQueue(ctx context.Context, t *testing.T, s *sideCluster, prefix string) (client.Client, string) {
+	t.Helper()
+	c, ns := namespaced(ctx, t, s.cfg, prefix)
+	createKueue(ctx, t, c, clusterQueueOf(ns, tasFlavor, 32, false))
+	createKueue(ctx, t, c, kueueObject("LocalQueue", ns, "q", map[string]any{"clusterQueue": ns}))
+	return c, ns
+}
+
+func tasOneRack(ctx context.Context, t *testing.T, s *sideCluster) {
+	c, ns := tasQueue(ctx, t, s, "kq-tas")
+	start := time.Now()
+	create(ctx, t, c, ns, tasJob("tas", 3))
+	w := waitWorkload(ctx, t, c, ns, "tas", "admitted", admitted)
+	sets, _, _ := unstructured.NestedSlice(w.Object, "spec", "podSets")
+	if len(sets) != 2 || fmt.Sprint(sets[1].(map[string]any)["topologyRequest"]) != fmt.Sprintf("map[podIndexLabel:%s required:%s]", batch.LabelReplicaIndex, tasRackLabel) {
+		t.Errorf("the Workload's pod sets %v; want the workers' topologyRequest to require %s with the replica index as the pods' index", sets, tasRackLabel)
+	}
+	exactlyRunning(ctx, t, c, ns, "tas", 4)
+	t.Logf("4 pods running %.1f s after the job's creation", time.Since(start).Seconds())
+	placedByKueue(ctx, t, c, ns, "tas", w.GetName())
+	deleteAndWaitGone(ctx, t, c, ns, &batch.PyTorchTrainingJob{}, "tas")
+}
+
+func tasKubeflowOneRack(ctx context.Context, t *testing.T, s *sideCluster) {
+	c, ns := tasQueue(ctx, t, s, "kq-tas-kf")
+	start := time.Now()
+	if out, err := kubectl(ctx, s.cfg, `apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: kft
+  labels: {kueue.x-k8s.io/queue-name: q}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        metadata:
+          annotations: {`+simRunsForever+`}
+        spec:
+          containers:
+          - {name: pytorch, image: example.invalid/train:1, resources: {limits: {nvidia.com/gpu: 1}}}
+    Worker:
+      replicas: 3
+      template:
+        metadata:
+          annotations: {`+simRunsForever+`, `+kueue.AnnotationPodSetRequiredTopology+`: `+tasRackLabel+`}
+        spec:
+          containers:
+          - {name: pytorch, image: example.invalid/train:1, resources: {limits: {nvidia.com/gpu: 4}}}
+`, "apply", "-n", ns, "-f", "-"); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s", err, out)
+	}
+	w := waitWorkload(ctx, t, c, ns, "kft", "admitted", admitted)
+	exactlyRunning(ctx, t, c, ns, "kft", 4)
+	t.Logf("4 pods running %.1f s after the job's creation", time.Since(start).Seconds())
+	placedByKueue(ctx, t, c, ns, "kft", w.GetName())
+	deleteAndWaitGone(ctx, t, c, ns, &kubeflowv1.PyTorchJob{}, "kft")
+}
+
+// deleteAndWaitGone deletes the job and waits until its pods and Workloads are gone, their GPUs
+// free for the next assessment.
+func deleteAndWaitGone(ctx context.Context, t *testing.T, c client.Client, ns string, job client.Object, name string) {
+	t.Helper()
+	job.SetNamespace(ns)
+	job.SetName(name)
+	start := time.Now()
+	if err := c.Delete(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, name+"'s pods and Workloads gone", func() (bool, string) {
+		pods, wls := len(kfPodsOf(ctx, t, c, ns, name)), len(workloadsOf(ctx, t, c, ns, name))
+		return pods == 0 && wls == 0, fmt.Sprintf("%d pods, %d Workloads", pods, wls)
+	})
+	t.Logf("%s deleted: its pods and Workloads gone in %.1f s", name, time.Since(start).Seconds())
+}
+
+// placedByKueue checks that every pod of the job runs where Kueue's topology ungater put it (no
+// gate left, a node selector naming its node, the Workload and pod set named) and that its
+// workers run in one rack.
+func placedByKueue(ctx context.Context, t *testing.T, c client.Client, ns, job, workload string) {
+	t.Helper()
+	racks := map[string]bool{}
+	for _, p := range kfPodsOf(ctx, t, c, ns, job) {
+		if len(p.Spec.SchedulingGates) > 0 || p.Spec.NodeSelector[corev1.LabelHostname] != p.Spec.NodeName {
+			t.Errorf("pod %s: scheduling gates %v, node selector %v, on node %s; want no gate and Kueue's node selector naming the node it runs on", p.Name, p.Spec.SchedulingGates, p.Spec.NodeSelector, p.Spec.NodeName)
+		}
+		if p.Annotations[kueue.AnnotationWorkload] != workload || p.Labels[kueue.LabelPodSet] == "" {
+			t.Errorf("pod %s: annotations %v, labels %v; want the Workload %s and its pod set named", p.Name, p.Annotations, p.Labels, workload)
+		}
+		if strings.Contains(p.Name, "-worker-") {
+			racks[tasRacks[p.Spec.NodeName]] = true
+		}
+	}
+	if len(racks) != 1 {
+		t.Errorf("the workers of %s ran in racks %v; want one", job, slices.Sorted(maps.Keys(racks)))
+		return
+	}
+	t.Logf("the workers of %s ran in one rack, %v", job, slices.Sorted(maps.Keys(racks)))
+}
+
+func tasTooBig(ctx context.Context, t *testing.T, s *sideCluster) {
+	c, ns := tasQueue(ctx, t, s, "kq-tas-big")
+	create(ctx, t, c, ns, tasJob("big", 5))
+	waitQueued(ctx, t, c, ns, "big")
+	var msg string
+	eventually(t, 60*time.Second, "big says Kueue cannot fit its workers in one rack", func() (bool, string) {
+		st, err := jobStatus(ctx, c, ns, "big")
+		if err != nil {
+			return false, err.Error()
+		}
+		msg = conditionText(st, batch.ConditionWaiting)
+		return strings.Contains(msg, "pod set worker") && strings.Contains(msg, `topology "racks"`), msg
+	})
+	if n := len(kfPodsOf(ctx, t, c, ns, "big")); n != 0 {
+		t.Errorf("%d pods of a job Kueue has not admitted; want none", n)
+	}
+	t.Logf("big waits: %s", msg)
+}
