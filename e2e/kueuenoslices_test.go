@@ -31,16 +31,8 @@ func TestKueueWithoutSlices(t *testing.T) {
 			createKueue(ctx, t, side.client, kueueObject("ResourceFlavor", "", kueueFlavor, map[string]any{}))
 			return ctx
 		}).
-		Assess("quota for its running size only: grown, it keeps its pods running and says Kueue wants the whole new size beside them; scaled back, the waiting slice goes",
-			func(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {
-				noSlicesGrowthWaits(ctx, t, side)
-				return ctx
-			}).
-		Assess("quota for both sizes: grown, it runs under the slice with its pods untouched and deletes the old Workload; shrunk, Kueue refuses the lower count in place and the job is queued anew at its new size",
-			func(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {
-				noSlicesGrowsThenRequeues(ctx, t, side)
-				return ctx
-			}).
+		Assess("quota for its running size only: grown, it keeps its pods running and says Kueue wants the whole new size beside them; scaled back, the waiting slice goes", onSide(&side, noSlicesGrowthWaits)).
+		Assess("quota for both sizes: grown, it runs under the slice with its pods untouched and deletes the old Workload; shrunk, Kueue refuses the lower count in place and the job is queued anew at its new size", onSide(&side, noSlicesGrowsThenRequeues)).
 		Feature()
 	testenv.Test(t, f)
 }

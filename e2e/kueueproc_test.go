@@ -34,6 +34,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
+	"sigs.k8s.io/e2e-framework/pkg/features"
 	"sigs.k8s.io/yaml"
 )
 
@@ -544,6 +545,14 @@ func startSideCluster(ctx context.Context, t *testing.T, name string, nodes int,
 	}
 	t.Logf("side cluster %s, its Kueue and its operator ready in %.1f s", name, time.Since(start).Seconds())
 	return s
+}
+
+// onSide is an assessment of the side cluster *s, which the feature's setup starts.
+func onSide(s **sideCluster, assess func(context.Context, *testing.T, *sideCluster)) features.Func {
+	return func(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {
+		assess(ctx, t, *s)
+		return ctx
+	}
 }
 
 func (s *sideCluster) script(ctx context.Context, verb string) error {

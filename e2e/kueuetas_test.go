@@ -50,21 +50,9 @@ func TestKueueTopology(t *testing.T) {
 			}))
 			return ctx
 		}).
-		Assess("three workers of 4 GPUs asking for one rack run in one rack, each on the node Kueue gave it; the master, which asked nothing, is placed by Kueue too",
-			func(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {
-				tasOneRack(ctx, t, side)
-				return ctx
-			}).
-		Assess("a Kubeflow PyTorchJob, which Kueue's own integration queues, asking for one rack: Kueue gates its templates, and its workers run in one rack, each on the node Kueue gave it",
-			func(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {
-				tasKubeflowOneRack(ctx, t, side)
-				return ctx
-			}).
-		Assess("five workers of 4 GPUs asking for one rack (16 GPUs) are not admitted, and the job says why in Kueue's words",
-			func(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {
-				tasTooBig(ctx, t, side)
-				return ctx
-			}).
+		Assess("three workers of 4 GPUs asking for one rack run in one rack, each on the node Kueue gave it; the master, which asked nothing, is placed by Kueue too", onSide(&side, tasOneRack)).
+		Assess("a Kubeflow PyTorchJob, which Kueue's own integration queues, asking for one rack: Kueue gates its templates, and its workers run in one rack, each on the node Kueue gave it", onSide(&side, tasKubeflowOneRack)).
+		Assess("five workers of 4 GPUs asking for one rack (16 GPUs) are not admitted, and the job says why in Kueue's words", onSide(&side, tasTooBig)).
 		Feature()
 	testenv.Test(t, f)
 }
