@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
@@ -188,10 +189,53 @@ func describeQueue(out io.Writer, q *queueView, now time.Time) {
 		fmt.Fprintf(w, "  check %v\t%v\t\t%s\t%v\n", m["name"], m["state"], since(m, now), m["message"])
 	}
 	w.Flush()
+	describeTopology(out, q.workload)
 	if q.slice != nil {
 		fmt.Fprintf(out, "Kueue: the job's new size waits in Workload %s (a slice replacing %s)\n", q.slice.GetName(), q.workload.GetName())
 		workloadConditions(w, q.slice, now)
 		w.Flush()
+	}
+}
+
+// nPods is n pods, in words.
+func nPods(n int32) string {
+	if n == 1 {
+		return "1 pod"
+	}
+	return fmt.Sprintf("%d pods", n)
+}
+
+// topologyDomainsShown is how many domains of a pod set's topology assignment describe names.
+const topologyDomainsShown = 8
+
+// describeTopology prints where Kueue's Topology Aware Scheduling placed each admitted pod set: its
+// domains, each as its values at the topology's levels and its pods, the pods' node selectors
+// given as Kueue ungates them.
+func describeTopology(out io.Writer, wl *unstructured.Unstructured) {
+	var w kueue.Workload
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(wl.Object, &w); err != nil || w.Status.Admission == nil {
+		return
+	}
+	for _, a := range w.Status.Admission.PodSetAssignments {
+		ta := a.TopologyAssignment
+		if ta == nil {
+			continue
+		}
+		domains := ta.Domains()
+		var parts []string
+		var rest, restPods int32
+		for i, d := range domains {
+			if i >= topologyDomainsShown {
+				rest++
+				restPods += d.Count
+				continue
+			}
+			parts = append(parts, fmt.Sprintf("%s (%s)", strings.Join(d.Values, "/"), nPods(d.Count)))
+		}
+		if rest > 0 {
+			parts = append(parts, fmt.Sprintf("and %d more domains (%s)", rest, nPods(restPods)))
+		}
+		fmt.Fprintf(out, "  topology of %s by %s: %s\n", a.Name, strings.Join(ta.Levels, "/"), strings.Join(parts, ", "))
 	}
 }
 

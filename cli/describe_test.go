@@ -55,6 +55,24 @@ func TestDescribeQueue(t *testing.T) {
 	unstructured.RemoveNestedField(slice.Object, "spec", "active")
 	unstructured.RemoveNestedField(slice.Object, "status", "admissionChecks")
 
+	// An admitted Workload placed by topology, its assignment in Kueue's compact form: the master
+	// in one domain; the workers in 2 nodes of one rack, then 9 nodes of another, one pod each.
+	placed := running.DeepCopy()
+	placed.SetName("pytorchjob-k-ccccc")
+	levels := []any{"rack", "kubernetes.io/hostname"}
+	_ = unstructured.SetNestedSlice(placed.Object, []any{
+		map[string]any{"name": "master", "count": int64(1), "topologyAssignment": map[string]any{"levels": levels, "slices": []any{
+			map[string]any{"domainCount": int64(1), "podCounts": map[string]any{"universal": int64(1)},
+				"valuesPerLevel": []any{map[string]any{"universal": "rack-a"}, map[string]any{"universal": "node-a1"}}},
+		}}},
+		map[string]any{"name": "worker", "count": int64(12), "topologyAssignment": map[string]any{"levels": levels, "slices": []any{
+			map[string]any{"domainCount": int64(2), "podCounts": map[string]any{"individual": []any{int64(2), int64(1)}},
+				"valuesPerLevel": []any{map[string]any{"universal": "rack-a"}, map[string]any{"individual": map[string]any{"prefix": "node-a", "roots": []any{"1", "2"}}}}},
+			map[string]any{"domainCount": int64(9), "podCounts": map[string]any{"universal": int64(1)},
+				"valuesPerLevel": []any{map[string]any{"universal": "rack-b"}, map[string]any{"individual": map[string]any{"prefix": "node-b", "suffix": "-x", "roots": []any{"1", "2", "3", "4", "5", "6", "7", "8", "9"}}}}},
+		}}},
+	}, "status", "admission", "podSetAssignments")
+
 	queued := pytorchJob(map[string]string{kueue.LabelQueueName: "lq"})
 	for name, tc := range map[string]struct {
 		objs []*unstructured.Unstructured
@@ -82,6 +100,14 @@ func TestDescribeQueue(t *testing.T) {
 				"Kueue: LocalQueue lq, Workload pytorchjob-k-aaaaa (active)",
 				"Kueue: the job's new size waits in Workload pytorchjob-k-bbbbb (a slice replacing pytorchjob-k-aaaaa)",
 				"Pending  30s  couldn't assign flavors to pod set master: insufficient unused quota",
+			},
+		},
+		"an admitted Workload placed by topology: each pod set's domains, the first 8 named": {
+			objs: []*unstructured.Unstructured{placed},
+			want: []string{
+				"  topology of master by rack/kubernetes.io/hostname: rack-a/node-a1 (1 pod)\n",
+				"  topology of worker by rack/kubernetes.io/hostname: rack-a/node-a1 (2 pods), rack-a/node-a2 (1 pod), rack-b/node-b1-x (1 pod), " +
+					"rack-b/node-b2-x (1 pod), rack-b/node-b3-x (1 pod), rack-b/node-b4-x (1 pod), rack-b/node-b5-x (1 pod), rack-b/node-b6-x (1 pod), and 3 more domains (3 pods)\n",
 			},
 		},
 	} {

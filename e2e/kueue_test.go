@@ -124,6 +124,16 @@ func clusterQueueOf(ns, flavor string, gpus int, preempt bool) *unstructured.Uns
 	return kueueObject("ClusterQueue", "", ns, spec)
 }
 
+// sideQueue makes a namespace of the side cluster with LocalQueue q of a ClusterQueue named like
+// it, of gpus GPUs of the flavour named flavor, and returns a client and the namespace.
+func sideQueue(ctx context.Context, t *testing.T, s *sideCluster, prefix, flavor string, gpus int) (client.Client, string) {
+	t.Helper()
+	c, ns := namespaced(ctx, t, s.cfg, prefix)
+	createKueue(ctx, t, c, clusterQueueOf(ns, flavor, gpus, false))
+	createKueue(ctx, t, c, kueueObject("LocalQueue", ns, "q", map[string]any{"clusterQueue": ns}))
+	return c, ns
+}
+
 // kfGPUPod is a Kubeflow replica template of one container asking one GPU, with simulation
 // annotations (YAML, indented for a replica spec's template).
 func kfGPUPod(container, annotations string) string {

@@ -37,14 +37,12 @@ func TestKueueWithoutSlices(t *testing.T) {
 	testenv.Test(t, f)
 }
 
-// slicedJobRunning makes a namespace of the side cluster with LocalQueue q of a ClusterQueue of
-// gpus GPUs named like it, creates the sliced job el there (slicedJob) and waits until it runs its
-// 2 pods under an admitted Workload; it returns the namespace, that Workload and the pods' UIDs.
+// slicedJobRunning makes a queue of gpus GPUs in the side cluster (sideQueue), creates the sliced
+// job el there (slicedJob) and waits until it runs its 2 pods under an admitted Workload; it
+// returns the namespace, that Workload and the pods' UIDs.
 func slicedJobRunning(ctx context.Context, t *testing.T, s *sideCluster, prefix string, gpus int) (string, *unstructured.Unstructured, map[string]types.UID) {
 	t.Helper()
-	c, ns := namespaced(ctx, t, s.cfg, prefix)
-	createKueue(ctx, t, c, clusterQueue(ns, gpus, false))
-	createKueue(ctx, t, c, kueueObject("LocalQueue", ns, "q", map[string]any{"clusterQueue": ns}))
+	c, ns := sideQueue(ctx, t, s, prefix, kueueFlavor, gpus)
 	create(ctx, t, c, ns, slicedJob("el"))
 	first := waitWorkload(ctx, t, c, ns, "el", "admitted", admitted)
 	return ns, first, exactlyRunning(ctx, t, c, ns, "el", 2)

@@ -6,7 +6,9 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -75,18 +77,8 @@ func tasJob(name string, workers int32) *batch.PyTorchTrainingJob {
 	return j
 }
 
-// tasQueue makes a namespace of the side cluster with LocalQueue q of a ClusterQueue of 32 GPUs
-// of the TAS flavour, and returns a client and the namespace.
-func tasQueue(ctx context.Context, t *testing.T, s *sideCluster, prefix string) (client.Client, string) {
-	t.Helper()
-	c, ns := namespaced(ctx, t, s.cfg, prefix)
-	createKueue(ctx, t, c, clusterQueueOf(ns, tasFlavor, 32, false))
-	createKueue(ctx, t, c, kueueObject("LocalQueue", ns, "q", map[string]any{"clusterQueue": ns}))
-	return c, ns
-}
-
 func tasOneRack(ctx context.Context, t *testing.T, s *sideCluster) {
-	c, ns := tasQueue(ctx, t, s, "kq-tas")
+	c, ns := sideQueue(ctx, t, s, "kq-tas", tasFlavor, 32)
 	start := time.Now()
 	create(ctx, t, c, ns, tasJob("tas", 3))
 	w := waitWorkload(ctx, t, c, ns, "tas", "admitted", admitted)
@@ -97,11 +89,45 @@ func tasOneRack(ctx context.Context, t *testing.T, s *sideCluster) {
 	exactlyRunning(ctx, t, c, ns, "tas", 4)
 	t.Logf("4 pods running %.1f s after the job's creation", time.Since(start).Seconds())
 	placedByKueue(ctx, t, c, ns, "tas", w.GetName())
+	describedTopology(ctx, t, s, ns, "tas")
 	deleteAndWaitGone(ctx, t, c, ns, &batch.PyTorchTrainingJob{}, "tas")
 }
 
+// describedTopology checks that `trainyard describe` shows where Kueue placed the job's workers:
+// a domain ending in each worker's node, the domains' pods adding up to the workers.
+func describedTopology(ctx context.Context, t *testing.T, s *sideCluster, ns, job string) {
+	t.Helper()
+	out := trainyardCLI(t, s.cfg, "describe", job, "-n", ns)
+	var line string
+	for l := range strings.Lines(out) {
+		if strings.HasPrefix(l, "  topology of worker by ") {
+			line = strings.TrimSpace(l)
+		}
+	}
+	domains := map[string]int{}
+	total := 0
+	for _, d := range regexp.MustCompile(`([^ :,]+) \((\d+) pods?\)`).FindAllStringSubmatch(line, -1) {
+		n, _ := strconv.Atoi(d[2])
+		domains[d[1][strings.LastIndex(d[1], "/")+1:]] += n
+		total += n
+	}
+	workers := 0
+	for _, p := range kfPodsOf(ctx, t, s.client, ns, job) {
+		if strings.Contains(p.Name, "-worker-") {
+			workers++
+			if domains[p.Spec.NodeName] == 0 {
+				t.Errorf("describe's topology of the workers names no domain of node %s, where %s runs: %q", p.Spec.NodeName, p.Name, line)
+			}
+		}
+	}
+	if total != workers {
+		t.Errorf("describe's topology of the workers places %d pods; want %d:\n%s", total, workers, out)
+	}
+	t.Logf("trainyard describe: %s", line)
+}
+
 func tasKubeflowOneRack(ctx context.Context, t *testing.T, s *sideCluster) {
-	c, ns := tasQueue(ctx, t, s, "kq-tas-kf")
+	c, ns := sideQueue(ctx, t, s, "kq-tas-kf", tasFlavor, 32)
 	start := time.Now()
 	if out, err := kubectl(ctx, s.cfg, `apiVersion: kubeflow.org/v1
 kind: PyTorchJob
@@ -178,7 +204,7 @@ func placedByKueue(ctx context.Context, t *testing.T, c client.Client, ns, job, 
 }
 
 func tasTooBig(ctx context.Context, t *testing.T, s *sideCluster) {
-	c, ns := tasQueue(ctx, t, s, "kq-tas-big")
+	c, ns := sideQueue(ctx, t, s, "kq-tas-big", tasFlavor, 32)
 	create(ctx, t, c, ns, tasJob("big", 5))
 	waitQueued(ctx, t, c, ns, "big")
 	var msg string

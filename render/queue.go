@@ -19,8 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
@@ -473,64 +471,33 @@ type podSetInfo struct {
 
 // topologyRequest is how a replica type's pods ask Kueue's Topology Aware Scheduling to place
 // them, read from the annotations of its pod template as Kueue's jobframework reads them for the
-// kinds it integrates: the required, preferred or unconstrained topology (at most one), a slice
-// topology with its size, and always the replica-index label as the pods' index, so that Kueue
-// places neighbouring ranks in neighbouring domains, also when its ClusterQueue places every
-// workload by topology (Kueue's implicit TAS). The errors name the annotation under path (nil:
-// not checked).
-func topologyRequest(t *corev1.PodTemplateSpec, path *field.Path) (*kueue.TopologyRequest, field.ErrorList) {
-	var errs field.ErrorList
-	key := func(k string) *field.Path {
-		if path == nil {
-			return nil
-		}
-		return path.Child("metadata", "annotations").Key(k)
-	}
+// kinds it integrates: the required, preferred or unconstrained topology (in that order, the first
+// set), a slice topology with its size, and always the replica-index label as the pods' index, so
+// that Kueue places neighbouring ranks in neighbouring domains, also when its ClusterQueue places
+// every workload by topology (Kueue's implicit TAS). topologyErrors (validate.go) refuses what
+// this reads leniently.
+func topologyRequest(t *corev1.PodTemplateSpec) *kueue.TopologyRequest {
 	a := t.Annotations
-	tr := &kueue.TopologyRequest{PodIndexLabel: ptr(batch.LabelReplicaIndex)}
-	var set []string
-	for _, k := range []string{kueue.AnnotationPodSetRequiredTopology, kueue.AnnotationPodSetPreferredTopology, kueue.AnnotationPodSetUnconstrainedTopology} {
-		if _, ok := a[k]; ok {
-			set = append(set, k)
-		}
-	}
-	if len(set) > 1 {
-		errs = append(errs, field.Invalid(key(set[1]), a[set[1]], fmt.Sprintf("may not be set beside %s: a replica type's pods are placed by one topology rule", set[0])))
-	}
 	level := func(k string) *string {
-		v, ok := a[k]
-		if !ok {
-			return nil
+		if v, ok := a[k]; ok {
+			return &v
 		}
-		for _, msg := range validation.IsQualifiedName(v) {
-			errs = append(errs, field.Invalid(key(k), v, msg+" (a node label key, a level of Kueue's Topology)"))
-		}
-		return &v
+		return nil
 	}
+	tr := &kueue.TopologyRequest{PodIndexLabel: ptr(batch.LabelReplicaIndex)}
 	tr.Required = level(kueue.AnnotationPodSetRequiredTopology)
 	if tr.Required == nil {
 		tr.Preferred = level(kueue.AnnotationPodSetPreferredTopology)
 	}
 	if v, ok := a[kueue.AnnotationPodSetUnconstrainedTopology]; ok && tr.Required == nil && tr.Preferred == nil {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			errs = append(errs, field.Invalid(key(kueue.AnnotationPodSetUnconstrainedTopology), v, `must be "true" or "false"`))
-		}
+		b, _ := strconv.ParseBool(v)
 		tr.Unconstrained = &b
 	}
 	tr.PodSetSliceRequiredTopology = level(kueue.AnnotationPodSetSliceRequiredTopology)
-	size, sized := a[kueue.AnnotationPodSetSliceSize]
-	switch n, err := strconv.ParseInt(size, 10, 32); {
-	case sized && (err != nil || n <= 0):
-		errs = append(errs, field.Invalid(key(kueue.AnnotationPodSetSliceSize), size, "must be a whole number of pods greater than 0"))
-	case sized && tr.PodSetSliceRequiredTopology == nil:
-		errs = append(errs, field.Forbidden(key(kueue.AnnotationPodSetSliceSize), "may be set only beside "+kueue.AnnotationPodSetSliceRequiredTopology))
-	case sized:
+	if n, err := strconv.ParseInt(a[kueue.AnnotationPodSetSliceSize], 10, 32); err == nil && n > 0 && tr.PodSetSliceRequiredTopology != nil {
 		tr.PodSetSliceSize = ptr(int32(n))
-	case tr.PodSetSliceRequiredTopology != nil:
-		errs = append(errs, field.Required(key(kueue.AnnotationPodSetSliceSize), "the number of pods in each slice of "+kueue.AnnotationPodSetSliceRequiredTopology))
 	}
-	return tr, errs
+	return tr
 }
 
 // podSetInfos computes each admitted podSet's pod additions as Kueue's jobframework does: the node
@@ -765,8 +732,7 @@ func (r *renderer) desiredWorkload() *kueue.Workload {
 	}
 	requested := requestedReplicas(j)
 	for _, t := range requested {
-		tr, _ := topologyRequest(t.Template, nil)
-		w.Spec.PodSets = append(w.Spec.PodSets, kueue.PodSet{Name: t.Type, Count: t.Replicas, Template: *t.Template.DeepCopy(), TopologyRequest: tr})
+		w.Spec.PodSets = append(w.Spec.PodSets, kueue.PodSet{Name: t.Type, Count: t.Replicas, Template: *t.Template.DeepCopy(), TopologyRequest: topologyRequest(t.Template)})
 	}
 	if Sliced(j) {
 		// Kueue reads the annotation on the Workload; the chain of slices is named after its first.

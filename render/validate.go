@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	"github.com/trainyard/trainyard/apis/kueue"
 )
 
 // Validate refuses a job render cannot turn into valid objects, with errors that name the
@@ -79,8 +81,7 @@ func Validate(j *Job) error {
 		}
 		errs = append(errs, templateErrors(t.Template, path.Child("template"))...)
 		if j.Queue != nil {
-			_, terrs := topologyRequest(t.Template, path.Child("template"))
-			errs = append(errs, terrs...)
+			errs = append(errs, topologyErrors(t.Template.Annotations, path.Child("template", "metadata", "annotations"))...)
 		}
 		if j.Torchrun != nil && j.Torchrun.ProcPerNode == "gpu" && gpuLimit(j.templateContainer(t)) == 0 {
 			c := trainingContainer(j.Framework, &t.Template.Spec)
@@ -277,4 +278,45 @@ func replicaTypeMessage(typ string) string {
 		return fmt.Sprintf("replica types are written in lower case: %s, not %s", lower, typ)
 	}
 	return "must be a DNS label (lower-case letters, digits and hyphens, such as master or worker): it is part of every pod name, <job>-<type>-<index>"
+}
+
+// topologyErrors checks a queued replica type's Kueue topology annotations (topologyRequest reads
+// them), naming each under path: at most one of the required, preferred and unconstrained rules,
+// levels that are node label keys, unconstrained a boolean, a slice topology and its size together.
+func topologyErrors(a map[string]string, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	var set []string
+	for _, k := range []string{kueue.AnnotationPodSetRequiredTopology, kueue.AnnotationPodSetPreferredTopology, kueue.AnnotationPodSetUnconstrainedTopology} {
+		if _, ok := a[k]; ok {
+			set = append(set, k)
+		}
+	}
+	if len(set) > 1 {
+		errs = append(errs, field.Invalid(path.Key(set[1]), a[set[1]], fmt.Sprintf("may not be set beside %s: a replica type's pods are placed by one topology rule", set[0])))
+	}
+	for _, k := range []string{kueue.AnnotationPodSetRequiredTopology, kueue.AnnotationPodSetPreferredTopology, kueue.AnnotationPodSetUnconstrainedTopology, kueue.AnnotationPodSetSliceRequiredTopology} {
+		v, ok := a[k]
+		switch {
+		case !ok:
+		case k == kueue.AnnotationPodSetUnconstrainedTopology:
+			if _, err := strconv.ParseBool(v); err != nil {
+				errs = append(errs, field.Invalid(path.Key(k), v, `must be "true" or "false"`))
+			}
+		default:
+			for _, msg := range validation.IsQualifiedName(v) {
+				errs = append(errs, field.Invalid(path.Key(k), v, msg+" (a node label key, a level of Kueue's Topology)"))
+			}
+		}
+	}
+	_, sliced := a[kueue.AnnotationPodSetSliceRequiredTopology]
+	size, sized := a[kueue.AnnotationPodSetSliceSize]
+	switch n, err := strconv.ParseInt(size, 10, 32); {
+	case sized && (err != nil || n <= 0):
+		errs = append(errs, field.Invalid(path.Key(kueue.AnnotationPodSetSliceSize), size, "must be a whole number of pods greater than 0"))
+	case sized && !sliced:
+		errs = append(errs, field.Forbidden(path.Key(kueue.AnnotationPodSetSliceSize), "may be set only beside "+kueue.AnnotationPodSetSliceRequiredTopology))
+	case !sized && sliced:
+		errs = append(errs, field.Required(path.Key(kueue.AnnotationPodSetSliceSize), "the number of pods in each slice of "+kueue.AnnotationPodSetSliceRequiredTopology))
+	}
+	return errs
 }

@@ -200,10 +200,86 @@ type PodSetAssignment struct {
 	TopologyAssignment *TopologyAssignment `json:"topologyAssignment,omitempty"`
 }
 
-// TopologyAssignment is where Kueue placed a podSet; only its levels (node label keys, highest
-// first) are read.
+// TopologyAssignment is where Kueue placed a podSet: the levels of its Topology (node label keys,
+// highest first) and the domains, in slices of Kueue's compact form (Domains reads them).
 type TopologyAssignment struct {
-	Levels []string `json:"levels,omitempty"`
+	Levels []string                  `json:"levels,omitempty"`
+	Slices []TopologyAssignmentSlice `json:"slices,omitempty"`
+}
+
+// TopologyAssignmentSlice is DomainCount domains: a value for each level (the same for all, or
+// one each) and a pod count (the same for all, or one each).
+type TopologyAssignmentSlice struct {
+	DomainCount    int32                          `json:"domainCount,omitempty"`
+	ValuesPerLevel []TopologyAssignmentSliceLevel `json:"valuesPerLevel,omitempty"`
+	PodCounts      TopologyAssignmentPodCounts    `json:"podCounts,omitempty"`
+}
+
+// TopologyAssignmentSliceLevel is one level's values in a slice: Universal for every domain, or
+// each domain's Prefix+root+Suffix.
+type TopologyAssignmentSliceLevel struct {
+	Universal  *string                   `json:"universal,omitempty"`
+	Individual *TopologyIndividualValues `json:"individual,omitempty"`
+}
+
+// TopologyIndividualValues is a value for each domain of a slice: Prefix+root+Suffix.
+type TopologyIndividualValues struct {
+	Prefix *string  `json:"prefix,omitempty"`
+	Suffix *string  `json:"suffix,omitempty"`
+	Roots  []string `json:"roots,omitempty"`
+}
+
+// TopologyAssignmentPodCounts is how many pods a slice's domains get: Universal each, or one
+// count each.
+type TopologyAssignmentPodCounts struct {
+	Universal  *int32  `json:"universal,omitempty"`
+	Individual []int32 `json:"individual,omitempty"`
+}
+
+// TopologyDomain is one domain of an assignment: its value at each level, and its pods.
+type TopologyDomain struct {
+	Values []string
+	Count  int32
+}
+
+// Domains lists the assignment's domains in Kueue's order. A slice that does not hold what its
+// domainCount says (Kueue's schema refuses it) ends the list.
+func (a *TopologyAssignment) Domains() []TopologyDomain {
+	var out []TopologyDomain
+	for _, s := range a.Slices {
+		if len(s.ValuesPerLevel) != len(a.Levels) {
+			return out
+		}
+		for i := range int(s.DomainCount) {
+			d := TopologyDomain{Count: -1}
+			switch {
+			case s.PodCounts.Universal != nil:
+				d.Count = *s.PodCounts.Universal
+			case i < len(s.PodCounts.Individual):
+				d.Count = s.PodCounts.Individual[i]
+			}
+			for _, l := range s.ValuesPerLevel {
+				switch in := l.Individual; {
+				case l.Universal != nil:
+					d.Values = append(d.Values, *l.Universal)
+				case in != nil && i < len(in.Roots):
+					d.Values = append(d.Values, deref(in.Prefix)+in.Roots[i]+deref(in.Suffix))
+				}
+			}
+			if d.Count < 0 || len(d.Values) != len(a.Levels) {
+				return out
+			}
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // AdmissionCheckState is an admission check's verdict, with the changes it asks of the pods.
