@@ -396,15 +396,18 @@ func queued(obj client.Object, priorityClass string) client.Object {
 		labels["kueue.x-k8s.io/priority-class"] = priorityClass
 	}
 	obj.SetLabels(labels)
-	gpu := corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": resourceOne}}
+	gpu := func() corev1.ResourceRequirements {
+		// A list each: a feature may change one replica type's.
+		return corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": resourceOne}}
+	}
 	switch j := obj.(type) {
 	case *batch.PyTorchTrainingJob:
 		for i := range j.Spec.ReplicaSpecs {
-			j.Spec.ReplicaSpecs[i].Template.Spec.Containers[0].Resources = gpu
+			j.Spec.ReplicaSpecs[i].Template.Spec.Containers[0].Resources = gpu()
 		}
 	case *batch.TensorFlowTrainingJob:
 		for i := range j.Spec.ReplicaSpecs {
-			j.Spec.ReplicaSpecs[i].Template.Spec.Containers[0].Resources = gpu
+			j.Spec.ReplicaSpecs[i].Template.Spec.Containers[0].Resources = gpu()
 		}
 	}
 	return obj

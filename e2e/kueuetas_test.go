@@ -53,6 +53,7 @@ func TestKueueTopology(t *testing.T) {
 			return ctx
 		}).
 		Assess("three workers of 4 GPUs asking for one rack run in one rack, each on the node Kueue gave it; the master, which asked nothing, is placed by Kueue too", onSide(&side, tasOneRack)).
+		Assess("the master and three workers of 4 GPUs naming one group, asking for one rack, with another job's 8 GPUs in a rack: all four run in the other rack, together", onSide(&side, tasGroupOneRack)).
 		Assess("a Kubeflow PyTorchJob, which Kueue's own integration queues, asking for one rack: Kueue gates its templates, and its workers run in one rack, each on the node Kueue gave it", onSide(&side, tasKubeflowOneRack)).
 		Assess("five workers of 4 GPUs asking for one rack (16 GPUs) are not admitted, and the job says why in Kueue's words", onSide(&side, tasTooBig)).
 		Feature()
@@ -124,6 +125,60 @@ func describedTopology(ctx context.Context, t *testing.T, s *sideCluster, ns, jo
 		t.Errorf("describe's topology of the workers places %d pods; want %d:\n%s", total, workers, out)
 	}
 	t.Logf("trainyard describe: %s", line)
+}
+
+// tasGroupOneRack: a TensorFlow job's two workers of 4 GPUs asking for one rack take 8 GPUs of a
+// rack; then a PyTorch job whose master and three workers, 4 GPUs each, ask for one rack and name
+// one group (kueue.x-k8s.io/podset-group-name) needs a whole rack, the other, for its 16 GPUs.
+// Placed apart, the master would go where the first job left room (Kueue fills the fuller rack
+// first) and the workers to the other rack.
+func tasGroupOneRack(ctx context.Context, t *testing.T, s *sideCluster) {
+	c, ns := sideQueue(ctx, t, s, "kq-tas-group", tasFlavor, 32)
+	filler := queued(tensorFlowJob("filler").Replica(batch.TensorFlowReplicaWorker, 2, sim("", "")).Obj(), "").(*batch.TensorFlowTrainingJob)
+	w := &filler.Spec.ReplicaSpecs[0].Template
+	w.Annotations[kueue.AnnotationPodSetRequiredTopology] = tasRackLabel
+	w.Spec.Containers[0].Resources.Limits["nvidia.com/gpu"] = resource.MustParse("4")
+	create(ctx, t, c, ns, filler)
+	exactlyRunning(ctx, t, c, ns, "filler", 2)
+	full := map[string]bool{}
+	for _, p := range kfPodsOf(ctx, t, c, ns, "filler") {
+		full[tasRacks[p.Spec.NodeName]] = true
+	}
+
+	j := tasJob("grp", 3)
+	m := &j.Spec.ReplicaSpecs[0].Template
+	m.Annotations[kueue.AnnotationPodSetRequiredTopology] = tasRackLabel
+	m.Spec.Containers[0].Resources.Limits["nvidia.com/gpu"] = resource.MustParse("4")
+	for i := range j.Spec.ReplicaSpecs {
+		j.Spec.ReplicaSpecs[i].Template.Annotations[kueue.AnnotationPodSetGroupName] = "trainers"
+	}
+	start := time.Now()
+	create(ctx, t, c, ns, j)
+	wl := waitWorkload(ctx, t, c, ns, "grp", "admitted", admitted)
+	sets, _, _ := unstructured.NestedSlice(wl.Object, "spec", "podSets")
+	for _, set := range sets {
+		if g, _, _ := unstructured.NestedString(set.(map[string]any), "topologyRequest", "podSetGroupName"); g != "trainers" {
+			t.Errorf("the Workload's pod set %v; want the group trainers in its topologyRequest", set)
+		}
+	}
+	exactlyRunning(ctx, t, c, ns, "grp", 4)
+	t.Logf("4 pods running %.1f s after the job's creation", time.Since(start).Seconds())
+	placedByKueue(ctx, t, c, ns, "grp", wl.GetName())
+	racks := map[string][]string{}
+	for _, p := range kfPodsOf(ctx, t, c, ns, "grp") {
+		racks[tasRacks[p.Spec.NodeName]] = append(racks[tasRacks[p.Spec.NodeName]], p.Name)
+	}
+	if len(racks) != 1 || len(full) != 1 {
+		t.Errorf("the pods of grp by rack %v, the first job's in %v; want grp's four pods in one rack, the first job's in the other", racks, slices.Sorted(maps.Keys(full)))
+	}
+	for rack := range racks {
+		if full[rack] {
+			t.Errorf("grp's pods run in %s, beside the first job's; want the other rack, whole", rack)
+		}
+	}
+	t.Logf("the first job in %v; grp's pods by rack %v", slices.Sorted(maps.Keys(full)), racks)
+	deleteAndWaitGone(ctx, t, c, ns, &batch.PyTorchTrainingJob{}, "grp")
+	deleteAndWaitGone(ctx, t, c, ns, &batch.TensorFlowTrainingJob{}, "filler")
 }
 
 func tasKubeflowOneRack(ctx context.Context, t *testing.T, s *sideCluster) {

@@ -472,28 +472,32 @@ type podSetInfo struct {
 // topologyRequest is how a replica type's pods ask Kueue's Topology Aware Scheduling to place
 // them, read from the annotations of its pod template as Kueue's jobframework reads them for the
 // kinds it integrates: the required, preferred or unconstrained topology (in that order, the first
-// set), a slice topology with its size, and always the replica-index label as the pods' index, so
+// set), the group of replica types placed together (beside a required or preferred topology), a
+// slice topology with its size, and always the replica-index label as the pods' index, so
 // that Kueue places neighbouring ranks in neighbouring domains, also when its ClusterQueue places
 // every workload by topology (Kueue's implicit TAS). topologyErrors (validate.go) refuses what
 // this reads leniently.
 func topologyRequest(t *corev1.PodTemplateSpec) *kueue.TopologyRequest {
 	a := t.Annotations
-	level := func(k string) *string {
+	value := func(k string) *string {
 		if v, ok := a[k]; ok {
 			return &v
 		}
 		return nil
 	}
 	tr := &kueue.TopologyRequest{PodIndexLabel: ptr(batch.LabelReplicaIndex)}
-	tr.Required = level(kueue.AnnotationPodSetRequiredTopology)
+	tr.Required = value(kueue.AnnotationPodSetRequiredTopology)
 	if tr.Required == nil {
-		tr.Preferred = level(kueue.AnnotationPodSetPreferredTopology)
+		tr.Preferred = value(kueue.AnnotationPodSetPreferredTopology)
 	}
 	if v, ok := a[kueue.AnnotationPodSetUnconstrainedTopology]; ok && tr.Required == nil && tr.Preferred == nil {
 		b, _ := strconv.ParseBool(v)
 		tr.Unconstrained = &b
 	}
-	tr.PodSetSliceRequiredTopology = level(kueue.AnnotationPodSetSliceRequiredTopology)
+	if tr.Required != nil || tr.Preferred != nil {
+		tr.PodSetGroupName = value(kueue.AnnotationPodSetGroupName)
+	}
+	tr.PodSetSliceRequiredTopology = value(kueue.AnnotationPodSetSliceRequiredTopology)
 	if n, err := strconv.ParseInt(a[kueue.AnnotationPodSetSliceSize], 10, 32); err == nil && n > 0 && tr.PodSetSliceRequiredTopology != nil {
 		tr.PodSetSliceSize = ptr(int32(n))
 	}

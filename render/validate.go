@@ -89,6 +89,9 @@ func Validate(j *Job) error {
 				"torchrunConfig.procPerNode is gpu, so the training container needs an nvidia.com/gpu limit"))
 		}
 	}
+	if j.Queue != nil {
+		errs = append(errs, topologyGroupErrors(j)...)
+	}
 	if j.TensorBoard != nil {
 		if msgs := validation.IsDNS1035Label(TensorBoardName(j.Name)); len(msgs) > 0 {
 			errs = append(errs, field.Invalid(name, j.Name, fmt.Sprintf("the TensorBoard name %q is not valid: %s", TensorBoardName(j.Name), msgs[0])))
@@ -282,7 +285,8 @@ func replicaTypeMessage(typ string) string {
 
 // topologyErrors checks a queued replica type's Kueue topology annotations (topologyRequest reads
 // them), naming each under path: at most one of the required, preferred and unconstrained rules,
-// levels that are node label keys, unconstrained a boolean, a slice topology and its size together.
+// levels that are node label keys, unconstrained a boolean, a group name that is no number and
+// stands beside a required or preferred rule and no slice, a slice topology and its size together.
 func topologyErrors(a map[string]string, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	var set []string
@@ -310,6 +314,20 @@ func topologyErrors(a map[string]string, path *field.Path) field.ErrorList {
 	}
 	_, sliced := a[kueue.AnnotationPodSetSliceRequiredTopology]
 	size, sized := a[kueue.AnnotationPodSetSliceSize]
+	if g, grouped := a[kueue.AnnotationPodSetGroupName]; grouped {
+		_, required := a[kueue.AnnotationPodSetRequiredTopology]
+		_, preferred := a[kueue.AnnotationPodSetPreferredTopology]
+		gk := path.Key(kueue.AnnotationPodSetGroupName)
+		if _, err := strconv.ParseUint(g, 10, 64); err == nil {
+			errs = append(errs, field.Invalid(gk, g, "must not be a number (Kueue's rule)"))
+		}
+		switch {
+		case !required && !preferred:
+			errs = append(errs, field.Forbidden(gk, "groups replica types placed together by a topology: set "+kueue.AnnotationPodSetRequiredTopology+" or "+kueue.AnnotationPodSetPreferredTopology+" beside it"))
+		case sliced || sized:
+			errs = append(errs, field.Forbidden(gk, "may not be set beside "+kueue.AnnotationPodSetSliceRequiredTopology+" or "+kueue.AnnotationPodSetSliceSize))
+		}
+	}
 	switch n, err := strconv.ParseInt(size, 10, 32); {
 	case sized && (err != nil || n <= 0):
 		errs = append(errs, field.Invalid(path.Key(kueue.AnnotationPodSetSliceSize), size, "must be a whole number of pods greater than 0"))
@@ -319,4 +337,62 @@ func topologyErrors(a map[string]string, path *field.Path) field.ErrorList {
 		errs = append(errs, field.Required(path.Key(kueue.AnnotationPodSetSliceSize), "the number of pods in each slice of "+kueue.AnnotationPodSetSliceRequiredTopology))
 	}
 	return errs
+}
+
+// topologyGroupErrors checks the groups a queued job's replica types form by
+// kueue.x-k8s.io/podset-group-name (read as topologyRequest reads it, so beside a required or
+// preferred topology): Kueue places the two replica types of a group in one domain, and takes a
+// group only of exactly two, one of them of a single replica, asking the same topology.
+func topologyGroupErrors(j *Job) field.ErrorList {
+	var order []string
+	groups := map[string][]int{}
+	for i := range j.Replicas {
+		tr := topologyRequest(j.Replicas[i].Template)
+		if tr.PodSetGroupName == nil {
+			continue
+		}
+		g := *tr.PodSetGroupName
+		if groups[g] == nil {
+			order = append(order, g)
+		}
+		groups[g] = append(groups[g], i)
+	}
+	var errs field.ErrorList
+	invalid := func(members []int, g, msg string) {
+		for _, i := range members {
+			errs = append(errs, field.Invalid(j.replicaPath(i).Child("template", "metadata", "annotations").Key(kueue.AnnotationPodSetGroupName), g, msg))
+		}
+	}
+	for _, g := range order {
+		members := groups[g]
+		if len(members) != 2 {
+			msg := "no other replica type names this group"
+			if len(members) > 2 {
+				msg = fmt.Sprintf("%d replica types name this group", len(members))
+			}
+			invalid(members, g, msg+"; Kueue places a group of exactly two replica types together")
+			continue
+		}
+		a, b := &j.Replicas[members[0]], &j.Replicas[members[1]]
+		if a.Replicas != 1 && b.Replicas != 1 {
+			invalid(members, g, fmt.Sprintf("groups %s (%d replicas) with %s (%d replicas); one of the two must have a single replica", a.Type, a.Replicas, b.Type, b.Replicas))
+		}
+		ta, tb := topologyRequest(a.Template), topologyRequest(b.Template)
+		if !equalPtr(ta.Required, tb.Required) || !equalPtr(ta.Preferred, tb.Preferred) {
+			invalid(members, g, fmt.Sprintf("groups %s (%s) with %s (%s); the two must ask the same topology", a.Type, ruleText(ta), b.Type, ruleText(tb)))
+		}
+	}
+	return errs
+}
+
+// ruleText is a request's required or preferred topology, in words.
+func ruleText(tr *kueue.TopologyRequest) string {
+	if tr.Required != nil {
+		return "required " + *tr.Required
+	}
+	return "preferred " + *tr.Preferred
+}
+
+func equalPtr[T comparable](a, b *T) bool {
+	return a == nil && b == nil || a != nil && b != nil && *a == *b
 }

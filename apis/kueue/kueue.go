@@ -72,6 +72,10 @@ const (
 	AnnotationPodSetUnconstrainedTopology = "kueue.x-k8s.io/podset-unconstrained-topology"
 	AnnotationPodSetSliceRequiredTopology = "kueue.x-k8s.io/podset-slice-required-topology"
 	AnnotationPodSetSliceSize             = "kueue.x-k8s.io/podset-slice-size"
+	// AnnotationPodSetGroupName, beside a required or preferred topology, groups two replica types
+	// (one of a single pod, say a master, and its workers) that Kueue places together, in one
+	// domain. Set by the user; Trainyard puts it in the Workload's topologyRequest.
+	AnnotationPodSetGroupName = "kueue.x-k8s.io/podset-group-name"
 	// AnnotationWorkload names the Workload a pod was admitted under. Set by Trainyard on the pods
 	// of a podSet Kueue placed by topology, where Kueue's topology ungater looks for them.
 	AnnotationWorkload = "kueue.x-k8s.io/workload"
@@ -168,6 +172,7 @@ type TopologyRequest struct {
 	PodIndexLabel               *string `json:"podIndexLabel,omitempty"`
 	PodSetSliceRequiredTopology *string `json:"podSetSliceRequiredTopology,omitempty"`
 	PodSetSliceSize             *int32  `json:"podSetSliceSize,omitempty"`
+	PodSetGroupName             *string `json:"podSetGroupName,omitempty"`
 }
 
 // PriorityClassRef names the priority class a Workload's priority comes from.
