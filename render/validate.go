@@ -314,6 +314,14 @@ func topologyErrors(a map[string]string, path *field.Path) field.ErrorList {
 	}
 	_, sliced := a[kueue.AnnotationPodSetSliceRequiredTopology]
 	size, sized := a[kueue.AnnotationPodSetSliceSize]
+	switch n, err := strconv.ParseInt(size, 10, 32); {
+	case sized && (err != nil || n <= 0):
+		errs = append(errs, field.Invalid(path.Key(kueue.AnnotationPodSetSliceSize), size, "must be a whole number of pods greater than 0"))
+	case sized && !sliced:
+		errs = append(errs, field.Forbidden(path.Key(kueue.AnnotationPodSetSliceSize), "may be set only beside "+kueue.AnnotationPodSetSliceRequiredTopology))
+	case !sized && sliced:
+		errs = append(errs, field.Required(path.Key(kueue.AnnotationPodSetSliceSize), "the number of pods in each slice of "+kueue.AnnotationPodSetSliceRequiredTopology))
+	}
 	if g, grouped := a[kueue.AnnotationPodSetGroupName]; grouped {
 		_, required := a[kueue.AnnotationPodSetRequiredTopology]
 		_, preferred := a[kueue.AnnotationPodSetPreferredTopology]
@@ -327,14 +335,6 @@ func topologyErrors(a map[string]string, path *field.Path) field.ErrorList {
 		case sliced || sized:
 			errs = append(errs, field.Forbidden(gk, "may not be set beside "+kueue.AnnotationPodSetSliceRequiredTopology+" or "+kueue.AnnotationPodSetSliceSize))
 		}
-	}
-	switch n, err := strconv.ParseInt(size, 10, 32); {
-	case sized && (err != nil || n <= 0):
-		errs = append(errs, field.Invalid(path.Key(kueue.AnnotationPodSetSliceSize), size, "must be a whole number of pods greater than 0"))
-	case sized && !sliced:
-		errs = append(errs, field.Forbidden(path.Key(kueue.AnnotationPodSetSliceSize), "may be set only beside "+kueue.AnnotationPodSetSliceRequiredTopology))
-	case !sized && sliced:
-		errs = append(errs, field.Required(path.Key(kueue.AnnotationPodSetSliceSize), "the number of pods in each slice of "+kueue.AnnotationPodSetSliceRequiredTopology))
 	}
 	return errs
 }
