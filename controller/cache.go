@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	"github.com/trainyard/trainyard/apis/kueue"
 	"github.com/trainyard/trainyard/render"
 )
 
@@ -43,7 +44,7 @@ func trimPodTransform(obj any) (any, error) {
 
 // trimPod keeps what render and status read of a pod: its identity, labels, owners, the run-mode,
 // gang-restarts and template-hash annotations, deletion, its containers' names, its node, its phase and reason,
-// the DisruptionTarget condition and how each container is doing. Note: the cached pods are
+// the DisruptionTarget and Kueue's TerminatedByKueue conditions and how each container is doing. Note: the cached pods are
 // therefore partial; nothing may read a pod's spec from the cache for anything else.
 func trimPod(p *corev1.Pod) {
 	p.ManagedFields = nil
@@ -65,7 +66,7 @@ func trimPod(p *corev1.Pod) {
 	var conds []corev1.PodCondition
 	for _, c := range p.Status.Conditions {
 		switch {
-		case c.Type == corev1.DisruptionTarget:
+		case c.Type == corev1.DisruptionTarget || c.Type == kueue.PodConditionTerminatedByKueue:
 			conds = append(conds, corev1.PodCondition{Type: c.Type, Status: c.Status, Reason: c.Reason})
 		case c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse:
 			// The scheduler's words for a pod it cannot place: the Waiting condition quotes them.

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	batch "github.com/trainyard/trainyard/apis/batch/v1beta1"
+	"github.com/trainyard/trainyard/apis/kueue"
 )
 
 // slot is one replica position of a job: a type and an index.
@@ -77,6 +78,9 @@ const (
 	causePreempted = "was preempted"
 	causeNodeLost  = "lost its node"
 	causeDeleted   = "was deleted by someone else"
+	// causeTerminatedByKueue: Kueue failed the pod, placed by topology on a node that can no
+	// longer run it (kueue.PodConditionTerminatedByKueue), and places it anew.
+	causeTerminatedByKueue = "was stopped by Kueue, its node unusable, to be placed anew"
 )
 
 var disruptionCauses = map[string]string{
@@ -129,12 +133,16 @@ func classify(j *Job, p *corev1.Pod) *observedPod {
 		}
 	}
 	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
+		switch {
+		case c.Status != corev1.ConditionTrue:
+		case c.Type == corev1.DisruptionTarget:
 			o.disrupted = true
 			o.cause = disruptionCauses[c.Reason]
 			if o.cause == "" {
 				o.cause = "was disrupted (" + c.Reason + ")"
 			}
+		case c.Type == kueue.PodConditionTerminatedByKueue:
+			o.disrupted, o.cause = true, causeTerminatedByKueue
 		}
 	}
 	switch p.Status.Reason {

@@ -3,6 +3,7 @@ package render
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -201,10 +202,17 @@ func (j *Job) hasParameterServers() bool {
 	return false
 }
 
-// ran reports whether the pod's containers may have started: it was seen Running, or ended. A
-// pod still Pending has joined no peer.
+// ran reports whether the pod's containers may have started: it was seen Running, or ended
+// after the scheduler bound it. A pod still Pending has joined no peer, nor has one that ended
+// while the scheduler said it could not place it (failed by Kueue while unschedulable on the node
+// it was given, say).
 func (p *observedPod) ran() bool {
-	return p.pod.Status.Phase != corev1.PodPending && p.pod.Status.Phase != ""
+	if p.pod.Status.Phase == corev1.PodPending || p.pod.Status.Phase == "" {
+		return false
+	}
+	return !slices.ContainsFunc(p.pod.Status.Conditions, func(c corev1.PodCondition) bool {
+		return c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse
+	})
 }
 
 // current reports whether p is a pod of the job as it now runs: of the current run mode and

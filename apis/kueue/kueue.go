@@ -79,6 +79,11 @@ const (
 	// AnnotationWorkload names the Workload a pod was admitted under. Set by Trainyard on the pods
 	// of a podSet Kueue placed by topology, where Kueue's topology ungater looks for them.
 	AnnotationWorkload = "kueue.x-k8s.io/workload"
+	// PodConditionTerminatedByKueue is the condition Kueue's topology node controller sets, with
+	// phase Failed, on a pod it placed by topology on a node that can no longer run it (tainted or
+	// not ready) and that the scheduler could not bind there; Kueue then places the pod set anew.
+	// Read by Trainyard as a disruption, not the replica's failure.
+	PodConditionTerminatedByKueue = "TerminatedByKueue"
 	// TopologySchedulingGate holds a pod Kueue placed by topology until Kueue's topology ungater has
 	// given it the node selector of its domain. Set by Trainyard on such pods, removed by Kueue.
 	TopologySchedulingGate = "kueue.x-k8s.io/topology"
