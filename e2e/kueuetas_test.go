@@ -54,6 +54,7 @@ func TestKueueTopology(t *testing.T) {
 		}).
 		Assess("three workers of 4 GPUs asking for one rack run in one rack, each on the node Kueue gave it; the master, which asked nothing, is placed by Kueue too", onSide(&side, tasOneRack)).
 		Assess("the master and three workers of 4 GPUs naming one group, asking for one rack, with another job's 8 GPUs in a rack: all four run in the other rack, together", onSide(&side, tasGroupOneRack)).
+		Assess("a worker alone on its node, the node tainted and the worker deleted: Kueue places it anew on another node, and the job runs on, counting a disruption, no failure", onSide(&side, tasNodeTainted)).
 		Assess("a Kubeflow PyTorchJob, which Kueue's own integration queues, asking for one rack: Kueue gates its templates, and its workers run in one rack, each on the node Kueue gave it", onSide(&side, tasKubeflowOneRack)).
 		Assess("five workers of 4 GPUs asking for one rack (16 GPUs) are not admitted, and the job says why in Kueue's words", onSide(&side, tasTooBig)).
 		Feature()
@@ -179,6 +180,96 @@ func tasGroupOneRack(ctx context.Context, t *testing.T, s *sideCluster) {
 	t.Logf("the first job in %v; grp's pods by rack %v", slices.Sorted(maps.Keys(full)), racks)
 	deleteAndWaitGone(ctx, t, c, ns, &batch.PyTorchTrainingJob{}, "grp")
 	deleteAndWaitGone(ctx, t, c, ns, &batch.TensorFlowTrainingJob{}, "filler")
+}
+
+// tasNodeTainted: a job's worker runs alone on a node (two workers of 6 GPUs preferring one rack,
+// one a node, and a master of 1), which an administrator then taints (NoSchedule, not tolerated),
+// and the worker's pod is deleted. The operator creates it again behind Kueue's gate; Kueue, with
+// no pod of the job left running on the tainted node, finds the node unusable and places the pod
+// set anew, failing with TerminatedByKueue a pod it had already given that node and that the
+// scheduler cannot bind there. The job (restartPolicy ExitCode, restartScope Replica) runs on with
+// its three pods, the worker on another node, its backoffCount 0. (With another pod of the job
+// still running on the tainted node, Kueue keeps the node in the assignment and fails each new
+// pod it gives it: Kueue's to mend, not exercised here.)
+func tasNodeTainted(ctx context.Context, t *testing.T, s *sideCluster) {
+	c, ns := sideQueue(ctx, t, s, "kq-tas-taint", tasFlavor, 32)
+	j := tasJob("heal", 2)
+	j.Spec.RunPolicy = &batch.RunPolicy{RestartScope: batch.RestartScopeReplica}
+	for i := range j.Spec.ReplicaSpecs {
+		j.Spec.ReplicaSpecs[i].RestartPolicy = batch.RestartPolicyExitCode
+	}
+	w := &j.Spec.ReplicaSpecs[1].Template
+	delete(w.Annotations, kueue.AnnotationPodSetRequiredTopology)
+	w.Annotations[kueue.AnnotationPodSetPreferredTopology] = tasRackLabel
+	w.Spec.Containers[0].Resources.Limits["nvidia.com/gpu"] = resource.MustParse("6")
+	create(ctx, t, c, ns, j)
+	uids := exactlyRunning(ctx, t, c, ns, "heal", 3)
+	onNode := map[string][]string{}
+	for _, p := range kfPodsOf(ctx, t, c, ns, "heal") {
+		onNode[p.Spec.NodeName] = append(onNode[p.Spec.NodeName], p.Name)
+	}
+	var old corev1.Pod
+	for _, name := range []string{"heal-worker-0", "heal-worker-1"} {
+		if p, _ := getPod(ctx, c, ns, name); len(onNode[p.Spec.NodeName]) == 1 {
+			old = p
+		}
+	}
+	if old.Name == "" {
+		t.Fatalf("no worker runs alone on its node: %v", onNode)
+	}
+	node := old.Spec.NodeName
+	taint := corev1.Taint{Key: "e2e.trainyard.dev/broken", Effect: corev1.TaintEffectNoSchedule}
+	setTaint := func(on bool) {
+		var n corev1.Node
+		if err := s.client.Get(ctx, types.NamespacedName{Name: node}, &n); err != nil {
+			t.Fatal(err)
+		}
+		n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, func(x corev1.Taint) bool { return x.Key == taint.Key })
+		if on {
+			n.Spec.Taints = append(n.Spec.Taints, taint)
+		}
+		if err := s.client.Update(ctx, &n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setTaint(true)
+	t.Cleanup(func() { setTaint(false) })
+	start := time.Now()
+	if err := c.Delete(ctx, &old); err != nil {
+		t.Fatal(err)
+	}
+	stopped := 0
+	eventually(t, 90*time.Second, old.Name+" runs again on a node other than "+node, func() (bool, string) {
+		st, err := jobStatus(ctx, c, ns, "heal")
+		if err != nil {
+			return false, err.Error()
+		}
+		if st.Phase == batch.JobFailed {
+			t.Fatalf("heal failed: %s", conditionText(st, batch.ConditionFailed))
+		}
+		p, ok := getPod(ctx, c, ns, old.Name)
+		return ok && p.UID != old.UID && p.Status.Phase == corev1.PodRunning && p.Spec.NodeName != node,
+			fmt.Sprintf("%s %s on %q, gates %v, node selector %v; job %s, %s", old.Name, p.Status.Phase, p.Spec.NodeName, p.Spec.SchedulingGates, p.Spec.NodeSelector, st.Phase, conditionText(st, batch.ConditionWaiting))
+	})
+	var events corev1.EventList
+	_ = c.List(ctx, &events, client.InNamespace(ns))
+	for _, e := range events.Items {
+		if e.Reason == "PodTerminatedByKueue" && e.InvolvedObject.Name == old.Name {
+			stopped += int(max(e.Count, 1))
+		}
+	}
+	st, _ := jobStatus(ctx, c, ns, "heal")
+	now := exactlyRunning(ctx, t, c, ns, "heal", 3)
+	delete(uids, old.Name)
+	delete(now, old.Name)
+	podsUntouched(t, uids, now)
+	if st.BackoffCount != 0 || st.DisruptionCount < 1 {
+		t.Errorf("backoffCount %d, disruptionCount %d; want 0 and at least 1", st.BackoffCount, st.DisruptionCount)
+	}
+	p, _ := getPod(ctx, c, ns, old.Name)
+	t.Logf("%s ran again on %s %.1f s after its deletion (its node %s tainted); pods of it Kueue failed (TerminatedByKueue): %d; disruptionCount %d",
+		old.Name, p.Spec.NodeName, time.Since(start).Seconds(), node, stopped, st.DisruptionCount)
+	deleteAndWaitGone(ctx, t, c, ns, &batch.PyTorchTrainingJob{}, "heal")
 }
 
 func tasKubeflowOneRack(ctx context.Context, t *testing.T, s *sideCluster) {
