@@ -237,6 +237,13 @@ func describeTopology(out io.Writer, wl *unstructured.Unstructured) {
 		}
 		fmt.Fprintf(out, "  topology of %s by %s: %s\n", a.Name, strings.Join(ta.Levels, "/"), strings.Join(parts, ", "))
 	}
+	if len(w.Status.UnhealthyNodes) > 0 {
+		var names []string
+		for _, n := range w.Status.UnhealthyNodes {
+			names = append(names, n.Name)
+		}
+		fmt.Fprintf(out, "  Kueue is finding other nodes for the pods placed on %s (failed: tainted, not ready or gone)\n", strings.Join(names, ", "))
+	}
 }
 
 // workloadConditions prints a Workload's conditions, a line each, in Kueue's words.

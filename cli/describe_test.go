@@ -72,6 +72,7 @@ func TestDescribeQueue(t *testing.T) {
 				"valuesPerLevel": []any{map[string]any{"universal": "rack-b"}, map[string]any{"individual": map[string]any{"prefix": "node-b", "suffix": "-x", "roots": []any{"1", "2", "3", "4", "5", "6", "7", "8", "9"}}}}},
 		}}},
 	}, "status", "admission", "podSetAssignments")
+	_ = unstructured.SetNestedSlice(placed.Object, []any{map[string]any{"name": "node-b4-x"}}, "status", "unhealthyNodes")
 
 	queued := pytorchJob(map[string]string{kueue.LabelQueueName: "lq"})
 	for name, tc := range map[string]struct {
@@ -108,6 +109,7 @@ func TestDescribeQueue(t *testing.T) {
 				"  topology of master by rack/kubernetes.io/hostname: rack-a/node-a1 (1 pod)\n",
 				"  topology of worker by rack/kubernetes.io/hostname: rack-a/node-a1 (2 pods), rack-a/node-a2 (1 pod), rack-b/node-b1-x (1 pod), " +
 					"rack-b/node-b2-x (1 pod), rack-b/node-b3-x (1 pod), rack-b/node-b4-x (1 pod), rack-b/node-b5-x (1 pod), rack-b/node-b6-x (1 pod), and 3 more domains (3 pods)\n",
+				"  Kueue is finding other nodes for the pods placed on node-b4-x (failed: tainted, not ready or gone)\n",
 			},
 		},
 	} {

@@ -192,6 +192,14 @@ type WorkloadStatus struct {
 	Conditions      []metav1.Condition    `json:"conditions,omitempty"`
 	Admission       *Admission            `json:"admission,omitempty"`
 	AdmissionChecks []AdmissionCheckState `json:"admissionChecks,omitempty"`
+	// UnhealthyNodes are nodes of a topology assignment that failed (tainted, not ready, gone)
+	// while Kueue's scheduler looks for others in their place.
+	UnhealthyNodes []UnhealthyNode `json:"unhealthyNodes,omitempty"`
+}
+
+// UnhealthyNode names a failed node of a Workload's topology assignment.
+type UnhealthyNode struct {
+	Name string `json:"name"`
 }
 
 // Admission is the ClusterQueue and flavours a Workload was given quota in.
