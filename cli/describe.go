@@ -208,9 +208,9 @@ func nPods(n int32) string {
 // topologyDomainsShown is how many domains of a pod set's topology assignment describe names.
 const topologyDomainsShown = 8
 
-// describeTopology prints where Kueue's Topology Aware Scheduling placed each admitted pod set: its
-// domains, each as its values at the topology's levels and its pods, the pods' node selectors
-// given as Kueue ungates them.
+// describeTopology prints where Kueue's Topology Aware Scheduling placed each admitted pod set (its
+// domains, each as its values at the assignment's levels, with its pods: what Kueue's ungater
+// turns into the pods' node selectors) and the failed nodes whose pods Kueue is placing anew.
 func describeTopology(out io.Writer, wl *unstructured.Unstructured) {
 	var w kueue.Workload
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(wl.Object, &w); err != nil || w.Status.Admission == nil {

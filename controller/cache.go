@@ -43,9 +43,10 @@ func trimPodTransform(obj any) (any, error) {
 }
 
 // trimPod keeps what render and status read of a pod: its identity, labels, owners, the run-mode,
-// gang-restarts and template-hash annotations, deletion, its containers' names, its node, its phase and reason,
-// the DisruptionTarget and Kueue's TerminatedByKueue conditions and how each container is doing. Note: the cached pods are
-// therefore partial; nothing may read a pod's spec from the cache for anything else.
+// gang-restarts and template-hash annotations, deletion, its containers' names, its node, its
+// phase and reason, the DisruptionTarget and Kueue's TerminatedByKueue conditions, the scheduler's
+// PodScheduled=False, and how each container is doing. Note: the cached pods are therefore
+// partial; nothing may read a pod's spec from the cache for anything else.
 func trimPod(p *corev1.Pod) {
 	p.ManagedFields = nil
 	var kept map[string]string
