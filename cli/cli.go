@@ -549,9 +549,10 @@ func (j *job) why() (reason, message string) {
 
 func (j *job) phase() string {
 	p := j.model.Status.Phase
-	if reason, _ := j.waiting(); reason == batch.ReasonQueued && p == batch.JobPaused {
+	if reason, _ := j.waiting(); (reason == batch.ReasonQueued || reason == render.ReasonDeactivated) && p == batch.JobPaused {
 		// A kubeflow.org job Kueue holds is suspended, which reads back as Paused; Kueue's hold
-		// is shown as the T9k kinds show it, Pending, never as a user's pause.
+		// (its Workload inactive too) is shown as the T9k kinds show it, Pending, never as a
+		// user's pause.
 		p = batch.JobPending
 	}
 	if p != "" {

@@ -57,9 +57,6 @@ type queueView struct {
 	slice *unstructured.Unstructured
 	// err says why the Workload could not be read.
 	err error
-	// kubeflow: the job is of a kubeflow.org kind, whose pause and resume (de)activate its
-	// Workload whoever deactivated it.
-	kubeflow bool
 }
 
 // queueView reads the job's Workload when the job is queued (nil when it is not): the job's
@@ -69,7 +66,7 @@ func (s *session) queueView(ctx context.Context, j *job) *queueView {
 	if name == "" {
 		return nil
 	}
-	q := &queueView{name: name, kubeflow: j.model.Kubeflow != nil}
+	q := &queueView{name: name}
 	q.workload, q.slice, q.err = s.jobWorkloads(ctx, j)
 	return q
 }
@@ -171,13 +168,15 @@ func describeQueue(out io.Writer, q *queueView, now time.Time) {
 		return
 	}
 	state := "active"
-	switch {
-	case workloadActive(q.workload):
-	case q.kubeflow || q.workload.GetAnnotations()[render.AnnotationDeactivated] != "":
+	if !workloadActive(q.workload) {
 		state = "inactive: trainyard resume activates it"
-	default:
-		// A T9k job's resume activates only the Workload its pause deactivated.
-		state = "inactive, set outside Trainyard: trainyard resume does not activate it; setting its spec.active to true does"
+	}
+	// Note: a Workload that does not convert (a field of another type than Kueue's) is shown
+	// without what is read from it typed: the time used and the topology.
+	var wl kueue.Workload
+	typed := runtime.DefaultUnstructuredConverter.FromUnstructured(q.workload.Object, &wl) == nil
+	if typed && wl.Spec.MaximumExecutionTimeSeconds != nil {
+		state += fmt.Sprintf("; maximum execution time %d s, %d s used", *wl.Spec.MaximumExecutionTimeSeconds, int64(wl.ExecutionTime(now).Seconds()))
 	}
 	fmt.Fprintf(out, "Kueue: LocalQueue %s, Workload %s (%s)\n", q.name, q.workload.GetName(), state)
 	w := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
@@ -189,7 +188,9 @@ func describeQueue(out io.Writer, q *queueView, now time.Time) {
 		fmt.Fprintf(w, "  check %v\t%v\t\t%s\t%v\n", m["name"], m["state"], since(m, now), m["message"])
 	}
 	w.Flush()
-	describeTopology(out, q.workload)
+	if typed {
+		describeTopology(out, &wl)
+	}
 	if q.slice != nil {
 		fmt.Fprintf(out, "Kueue: the job's new size waits in Workload %s (a slice replacing %s)\n", q.slice.GetName(), q.workload.GetName())
 		workloadConditions(w, q.slice, now)
@@ -211,9 +212,8 @@ const topologyDomainsShown = 8
 // describeTopology prints where Kueue's Topology Aware Scheduling placed each admitted pod set (its
 // domains, each as its values at the assignment's levels, with its pods: what Kueue's ungater
 // turns into the pods' node selectors) and the failed nodes whose pods Kueue is placing anew.
-func describeTopology(out io.Writer, wl *unstructured.Unstructured) {
-	var w kueue.Workload
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(wl.Object, &w); err != nil || w.Status.Admission == nil {
+func describeTopology(out io.Writer, w *kueue.Workload) {
+	if w.Status.Admission == nil {
 		return
 	}
 	for _, a := range w.Status.Admission.PodSetAssignments {

@@ -74,6 +74,12 @@ func TestDescribeQueue(t *testing.T) {
 	}, "status", "admission", "podSetAssignments")
 	_ = unstructured.SetNestedSlice(placed.Object, []any{map[string]any{"name": "node-b4-x"}}, "status", "unhealthyNodes")
 
+	// An admitted Workload with a maximum execution time: 100 s used before, 60 s since its admission.
+	timed := running.DeepCopy()
+	timed.SetName("pytorchjob-k-ddddd")
+	_ = unstructured.SetNestedField(timed.Object, int64(600), "spec", "maximumExecutionTimeSeconds")
+	_ = unstructured.SetNestedField(timed.Object, int64(100), "status", "accumulatedPastExecutionTimeSeconds")
+
 	queued := pytorchJob(map[string]string{kueue.LabelQueueName: "lq"})
 	for name, tc := range map[string]struct {
 		objs []*unstructured.Unstructured
@@ -89,10 +95,14 @@ func TestDescribeQueue(t *testing.T) {
 				"  check multikueue  Pending           10s  The workload got reservation on \"worker1\"",
 			},
 		},
-		"a T9k job's Workload deactivated by hand, which resume leaves alone": {
+		"a T9k job's Workload deactivated by hand, which resume activates too": {
 			objs: []*unstructured.Unstructured{wl},
 			t9k:  true,
-			want: []string{"Workload pytorchjob-k-1a2b3 (inactive, set outside Trainyard: trainyard resume does not activate it; setting its spec.active to true does)"},
+			want: []string{"Workload pytorchjob-k-1a2b3 (inactive: trainyard resume activates it)"},
+		},
+		"a Workload with a maximum execution time: the time used, earlier admissions' and this one's": {
+			objs: []*unstructured.Unstructured{timed},
+			want: []string{"Workload pytorchjob-k-ddddd (active; maximum execution time 600 s, 160 s used)"},
 		},
 		"no Workload yet": {want: []string{"Kueue: LocalQueue lq; no Workload yet"}},
 		"an elastic job's admitted Workload, and the slice its new size waits in": {

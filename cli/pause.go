@@ -138,6 +138,11 @@ func (s *session) setPaused(ctx context.Context, j *job, pause bool) (string, er
 	}
 	unqueued := false // a kubeflow.org job whose queue label is inert: no Kueue
 	switch {
+	case edit.done && !pause && j.model.Kubeflow == nil && j.obj.GetLabels()[kueue.LabelQueueName] != "":
+		// Not paused, but its Workload may be inactive all the same: Kueue deactivated it (the
+		// maximum execution time used up, say), or someone did by hand. Resuming it is what the
+		// job's Deactivated reason asks for.
+		return s.reactivate(ctx, j)
 	case edit.done:
 		return setPausedAlready(j, pause), nil
 	case edit.workload:
@@ -175,6 +180,25 @@ func (s *session) setPaused(ctx context.Context, j *job, pause bool) (string, er
 		return fmt.Sprintf("%s resumed (%s): it waits in LocalQueue %s, and its pods are created once Kueue admits it", ref(j), field, q), nil
 	}
 	return fmt.Sprintf("%s resumed (%s): its pods are created again", ref(j), field), nil
+}
+
+// reactivate makes the Workload of a queued T9k job that is not paused active again, when
+// something other than the job's pause made it inactive.
+func (s *session) reactivate(ctx context.Context, j *job) (string, error) {
+	wl, err := s.jobWorkload(ctx, j)
+	switch {
+	case errors.Is(err, errNoKueue):
+		return setPausedAlready(j, false), nil
+	case err != nil:
+		return "", fmt.Errorf("%s is queued by Kueue (label %s): reading its Workload: %w", ref(j), kueue.LabelQueueName, err)
+	case wl == nil || workloadActive(wl) || wl.GetAnnotations()[render.AnnotationDeactivated] != "":
+		// Note: one the job's own pause deactivated is the operator's to activate again.
+		return setPausedAlready(j, false), nil
+	}
+	if err := mergePatch(ctx, s.client, wl, map[string]any{"spec": map[string]any{"active": true}}); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s was not paused, but its Kueue Workload %s was inactive; it is active again: the job waits in its queue and runs once Kueue admits it", ref(j), wl.GetName()), nil
 }
 
 // errNoKueue: the cluster has no Workload CRD.

@@ -17,6 +17,7 @@ import (
 	kubeflowv1 "github.com/trainyard/trainyard/apis/kubeflow/v1"
 	"github.com/trainyard/trainyard/apis/kueue"
 	"github.com/trainyard/trainyard/controller"
+	"github.com/trainyard/trainyard/render"
 )
 
 // pauseCase runs setPaused on obj (a job of kinds[kind]) in a fake cluster holding objs, and
@@ -78,6 +79,40 @@ func TestPauseT9k(t *testing.T) {
 	msg, _, _, err = pauseCase(t, 0, queued, false)
 	if err != nil || !strings.Contains(msg, "it waits in LocalQueue lq, and its pods are created once Kueue admits it") {
 		t.Errorf("resuming a queued job: %q, %v", msg, err)
+	}
+
+	// Not paused, its Workload deactivated by Kueue (the maximum execution time used up): resume
+	// activates it; one the job's own pause deactivated is left to the operator.
+	running := ptj(nil, batch.JobPending)
+	running.Labels = map[string]string{kueue.LabelQueueName: "lq"}
+	wl := &unstructured.Unstructured{}
+	wl.SetGroupVersionKind(kueue.GroupVersion.WithKind(kueue.KindWorkload))
+	wl.SetNamespace("ns")
+	wl.SetName("pytorchtrainingjob-p-1a2b3")
+	wl.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: batch.GroupVersion.String(), Kind: "PyTorchTrainingJob", Name: "p", UID: "uid-p", Controller: yes()}})
+	_ = unstructured.SetNestedField(wl.Object, false, "spec", "active")
+	byPause := wl.DeepCopy()
+	byPause.SetAnnotations(map[string]string{render.AnnotationDeactivated: "true"})
+	for _, tc := range []struct {
+		wl         *unstructured.Unstructured
+		msg        string
+		wantActive bool
+	}{
+		{wl, "pytorchtrainingjob/p was not paused, but its Kueue Workload pytorchtrainingjob-p-1a2b3 was inactive; it is active again", true},
+		{byPause, "pytorchtrainingjob/p is not paused", false},
+	} {
+		msg, _, c, err := pauseCase(t, 0, running, false, tc.wl)
+		if err != nil || !strings.HasPrefix(msg, tc.msg) {
+			t.Errorf("resuming a job that is not paused, its Workload inactive (annotations %v): %q, %v; want %q", tc.wl.GetAnnotations(), msg, err, tc.msg)
+		}
+		got := &unstructured.Unstructured{}
+		got.SetGroupVersionKind(wl.GroupVersionKind())
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(wl), got); err != nil {
+			t.Fatal(err)
+		}
+		if active, _, _ := unstructured.NestedBool(got.Object, "spec", "active"); active != tc.wantActive {
+			t.Errorf("Workload annotated %v: active %v after resume; want %v", tc.wl.GetAnnotations(), active, tc.wantActive)
+		}
 	}
 
 	// Already paused: no write.

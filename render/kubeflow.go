@@ -527,11 +527,9 @@ func (r *renderer) kueueHold() {
 	case condition(w, kueue.WorkloadFinished):
 		c := meta.FindStatusCondition(w.Status.Conditions, kueue.WorkloadFinished)
 		msg = fmt.Sprintf("Workload %s is finished (%s: %s); Kueue does not run the job under it", w.Name, c.Reason, c.Message)
-	case deactivatedByKueue(w):
-		c := meta.FindStatusCondition(w.Status.Conditions, kueue.WorkloadEvicted)
-		msg = fmt.Sprintf("Kueue deactivated Workload %s (%s: %s): it admits it only once it is active again (trainyard resume %s)", w.Name, c.Reason, c.Message, strings.ToLower(r.job.Kind)+"/"+r.job.Name)
 	case !workloadActive(w):
-		msg = fmt.Sprintf("Workload %s is inactive (spec.active: false, set outside trainyard pause): Kueue admits it only once it is active again (trainyard resume %s)", w.Name, strings.ToLower(r.job.Kind)+"/"+r.job.Name)
+		r.out.Decisions.Queued = &Blocked{Reason: ReasonDeactivated, Message: inactiveMessage(w, r.job)}
+		return
 	case condition(w, kueue.WorkloadAdmitted) && !condition(w, kueue.WorkloadEvicted):
 		msg = fmt.Sprintf("Kueue admitted Workload %s and is about to clear runPolicy.suspend", w.Name)
 	default:

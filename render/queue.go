@@ -62,6 +62,20 @@ type Queue struct {
 	// elastic replica type then grows and shrinks while admitted through Kueue's workload slices
 	// (Sliced), instead of asking partial admission (minCount).
 	Slices bool
+	// MaxExecTime is the job's kueue.x-k8s.io/max-exec-time-seconds label as written (empty when it
+	// has none): the most seconds the job may run admitted, over all its admissions. Its Workload
+	// carries it (maxExecSeconds), and Kueue deactivates the Workload once it is used up.
+	MaxExecTime string
+}
+
+// maxExecSeconds is the job's maximum execution time in seconds, as Kueue's jobframework reads the
+// label: nil when there is none or it is not a positive 32-bit integer (Validate refuses that).
+func (q *Queue) maxExecSeconds() *int32 {
+	v, err := strconv.ParseInt(q.MaxExecTime, 10, 32)
+	if q.MaxExecTime == "" || err != nil || v <= 0 {
+		return nil
+	}
+	return ptr(int32(v))
 }
 
 // KueueObservation is what the controller observed for a queued job.
@@ -143,6 +157,10 @@ const (
 	ReasonKueueNotInstalled      = "KueueNotInstalled"
 	ReasonPriorityClassNotFound  = "PriorityClassNotFound"
 	ReasonKueueAdmissionConflict = "KueueAdmissionConflict"
+	// ReasonDeactivated: the job's Workload is inactive, and no pause of the user's made it so:
+	// Kueue deactivated it (the maximum execution time used up, the re-queuing limit reached) or
+	// someone set spec.active by hand. Kueue admits it no more until it is active again.
+	ReasonDeactivated = "Deactivated"
 )
 
 // prebuiltRecheck is how soon a job looks again for the prebuilt Workload it waits for.
@@ -162,7 +180,8 @@ func queueOf(m metav1.ObjectMeta) *Queue {
 	if prebuilt == "" {
 		prebuilt = m.Annotations[kueue.AnnotationPrebuiltWorkload]
 	}
-	return &Queue{Name: name, PriorityClass: m.Labels[kueue.LabelPriorityClass], Prebuilt: prebuilt, Slices: m.Annotations[kueue.AnnotationElasticJob] == "true"}
+	return &Queue{Name: name, PriorityClass: m.Labels[kueue.LabelPriorityClass], Prebuilt: prebuilt, Slices: m.Annotations[kueue.AnnotationElasticJob] == "true",
+		MaxExecTime: m.Labels[kueue.LabelMaxExecTime]}
 }
 
 // Sliced reports whether the queued job grows and shrinks while admitted through Kueue's workload
@@ -347,6 +366,10 @@ func (r *renderer) queueHold() bool {
 	if p := slicePredecessor(r.job, r.in.Kueue, w); p != nil {
 		gov = p
 	}
+	var stale string
+	if w != nil {
+		stale = r.staleWorkload(w)
+	}
 	switch {
 	case w == nil && q.Prebuilt != "":
 		// Nothing links the Workload to the job until the job adopts it, so its arrival in the
@@ -355,10 +378,10 @@ func (r *renderer) queueHold() bool {
 		return hold(ReasonQueued, fmt.Sprintf("waiting for Workload %s, named by the job's %s (MultiKueue makes it before the job)", name, kueue.LabelPrebuiltWorkload))
 	case w == nil:
 		return hold(ReasonQueued, fmt.Sprintf("creating Workload %s in LocalQueue %s", name, q.Name))
-	case r.staleWorkload(w) && q.Prebuilt != "":
-		return hold(ReasonQueued, fmt.Sprintf("Workload %s, named by the job's %s, does not match the job's replicas or queue; it is marked Finished (OutOfSync)", name, kueue.LabelPrebuiltWorkload))
-	case r.staleWorkload(w):
-		return hold(ReasonQueued, fmt.Sprintf("Workload %s no longer matches the job's replicas, queue or mended templates; it is replaced", name))
+	case stale != "" && q.Prebuilt != "":
+		return hold(ReasonQueued, fmt.Sprintf("Workload %s, named by the job's %s, does not match the job's %s; it is marked Finished (OutOfSync)", name, kueue.LabelPrebuiltWorkload, stale))
+	case stale != "":
+		return hold(ReasonQueued, fmt.Sprintf("Workload %s no longer matches the job's %s; it is replaced", name, stale))
 	case condition(w, kueue.WorkloadFinished):
 		if c := meta.FindStatusCondition(w.Status.Conditions, kueue.WorkloadFinished); c.Reason == kueue.FinishedFailedToStart {
 			hold(ReasonKueueAdmissionConflict, fmt.Sprintf("Workload %s could not start the job (%s); mend the replica's template (its node selector, tolerations, labels or annotations) and the job is queued anew", name, c.Message))
@@ -366,10 +389,10 @@ func (r *renderer) queueHold() bool {
 			return true
 		}
 		return hold(ReasonQueued, fmt.Sprintf("Workload %s is finished; the job cannot run under it", name))
-	case w.Spec.Active != nil && !*w.Spec.Active && w.Annotations[AnnotationDeactivated] == "":
+	case !workloadActive(w) && w.Annotations[AnnotationDeactivated] == "":
 		// Note: Kueue evicts an inactive Workload (reason Deactivated) even if it never admitted
 		// it; waiting "to be admitted again" would never end.
-		return hold(ReasonQueued, fmt.Sprintf("Workload %s is inactive (spec.active: false, set outside Trainyard): Kueue admits it only once it is active again (kubectl patch workload %s --type=merge -p '{\"spec\":{\"active\":true}}')", name, name))
+		return hold(ReasonDeactivated, inactiveMessage(w, r.job))
 	case gov == w && (condition(w, kueue.WorkloadEvicted) || !condition(w, kueue.WorkloadAdmitted) || w.Status.Admission == nil):
 		return hold(ReasonQueued, kueueWait(w, q.Name, k.Preemptor))
 	}
@@ -384,6 +407,22 @@ func (r *renderer) queueHold() bool {
 	}
 	r.admission = infos
 	return false
+}
+
+// inactiveMessage says why a job's Workload w is inactive, when no pause of the user's made it so,
+// and how to run the job again; for both APIs.
+func inactiveMessage(w *kueue.Workload, j *Job) string {
+	resume := fmt.Sprintf("trainyard resume %s/%s", strings.ToLower(j.Kind), j.Name)
+	if !deactivatedByKueue(w) {
+		return fmt.Sprintf("Workload %s is inactive (spec.active: false, set outside trainyard pause): Kueue admits it only once it is active again (%s)", w.Name, resume)
+	}
+	c := meta.FindStatusCondition(w.Status.Conditions, kueue.WorkloadEvicted)
+	if c.Reason == kueue.EvictedByMaxExecTime && w.Spec.MaximumExecutionTimeSeconds != nil {
+		return fmt.Sprintf("Kueue deactivated Workload %s: the job ran admitted for its maximum execution time, %d s (%s); "+
+			"it runs again once the Workload is active again (%s gives it %d s more), or under a new Workload once the label is changed",
+			w.Name, *w.Spec.MaximumExecutionTimeSeconds, kueue.LabelMaxExecTime, resume, *w.Spec.MaximumExecutionTimeSeconds)
+	}
+	return fmt.Sprintf("Kueue deactivated Workload %s (%s: %s): it admits it only once it is active again (%s)", w.Name, c.Reason, c.Message, resume)
 }
 
 // kueueWait says in Kueue's words why it has not admitted the active Workload w of a job in
@@ -722,7 +761,7 @@ func (r *renderer) desiredWorkload() *kueue.Workload {
 			Labels:          jobLabels(j),
 			OwnerReferences: []metav1.OwnerReference{ownerRef(j)},
 		},
-		Spec: kueue.WorkloadSpec{QueueName: j.Queue.Name},
+		Spec: kueue.WorkloadSpec{QueueName: j.Queue.Name, MaximumExecutionTimeSeconds: j.Queue.maxExecSeconds()},
 	}
 	w.Labels[kueue.LabelJobUID] = string(j.UID)
 	if j.Pause {
@@ -762,19 +801,28 @@ func (r *renderer) desiredWorkload() *kueue.Workload {
 	return w
 }
 
-// staleWorkload reports whether the observed Workload asks for other pod sets (names and counts)
-// or another queue than the job now wants: the job was scaled or moved to another queue. So is
-// one finished because its admission contradicted the templates (FailedToStart) whose templates
-// have been mended since: a new Workload may be admitted.
-func (r *renderer) staleWorkload(w *kueue.Workload) bool {
+// staleWorkload says what of the job the observed Workload no longer matches (empty when it
+// matches): its queue or its replicas (pod set names and counts: the job was scaled or moved to
+// another queue), its maximum execution time, or, for one finished because its admission
+// contradicted the templates (FailedToStart), its templates, mended since: a new Workload may be
+// admitted.
+func (r *renderer) staleWorkload(w *kueue.Workload) string {
 	requested := requestedReplicas(r.job)
-	if w.Spec.QueueName != r.job.Queue.Name || len(w.Spec.PodSets) != len(requested) {
-		return true
+	switch {
+	case w.Spec.QueueName != r.job.Queue.Name:
+		return "queue"
+	case len(w.Spec.PodSets) != len(requested):
+		return "replicas"
+	// Kueue keeps a Workload's maximum execution time while it holds quota; a label edited
+	// meanwhile takes effect when the job is next queued, as Kueue's webhook lets its own jobs'
+	// label change only while they are suspended. A new Workload starts the count again.
+	case !equalPtr(w.Spec.MaximumExecutionTimeSeconds, r.job.Queue.maxExecSeconds()) && !condition(w, kueue.WorkloadQuotaReserved):
+		return "maximum execution time (" + kueue.LabelMaxExecTime + ")"
 	}
 	if c := meta.FindStatusCondition(w.Status.Conditions, kueue.WorkloadFinished); c != nil && c.Status == metav1.ConditionTrue && c.Reason == kueue.FinishedFailedToStart {
 		for i, t := range requested {
 			if !sameAdmissionFields(&w.Spec.PodSets[i].Template, t.Template) {
-				return true
+				return "mended templates"
 			}
 		}
 	}
@@ -788,10 +836,10 @@ func (r *renderer) staleWorkload(w *kueue.Workload) bool {
 	}
 	for i, t := range requested {
 		if ps := w.Spec.PodSets[i]; ps.Name != t.Type || (ps.Count != t.Replicas && i != grows) {
-			return true
+			return "replicas"
 		}
 	}
-	return false
+	return ""
 }
 
 // sliceDecisions decides for a sliced job (Sliced) what its slices need: while it runs under its
@@ -922,7 +970,7 @@ func (r *renderer) kueueDecisions() {
 		}
 		kd.Conditions = append(kd.Conditions, metav1.Condition{Type: typ, Status: s, Reason: reason, Message: message, LastTransitionTime: r.now, ObservedGeneration: w.Generation})
 	}
-	if !ended && r.staleWorkload(w) {
+	if !ended && r.staleWorkload(w) != "" {
 		if k.Replacement != nil {
 			kd.Delete = append(kd.Delete, k.Replacement.Name) // it would replace what goes
 		}

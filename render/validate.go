@@ -91,6 +91,12 @@ func Validate(j *Job) error {
 	}
 	if j.Queue != nil {
 		errs = append(errs, topologyGroupErrors(j)...)
+		if q := j.Queue; q.MaxExecTime != "" && q.maxExecSeconds() == nil {
+			// Note: Kueue's webhook refuses it on the kinds it integrates; its jobframework would
+			// drop it silently, and the job would run with no limit.
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "labels").Key(kueue.LabelMaxExecTime), q.MaxExecTime,
+				"must be a whole number of seconds from 1 to 2147483647: the most the job may run admitted by Kueue"))
+		}
 	}
 	if j.TensorBoard != nil {
 		if msgs := validation.IsDNS1035Label(TensorBoardName(j.Name)); len(msgs) > 0 {

@@ -8,7 +8,10 @@
 package kueue
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -33,6 +36,10 @@ const (
 	// LabelPriorityClass names the WorkloadPriorityClass of a job. Set by the user on the job;
 	// Trainyard resolves it into the Workload's priority.
 	LabelPriorityClass = "kueue.x-k8s.io/priority-class"
+	// LabelMaxExecTime is the most seconds a job may run admitted, over all its admissions (a
+	// positive integer). Set by the user on the job; Trainyard copies it into its Workload's
+	// spec.maximumExecutionTimeSeconds, and Kueue deactivates the Workload once it is used up.
+	LabelMaxExecTime = "kueue.x-k8s.io/max-exec-time-seconds"
 	// LabelJobUID is the UID of the job that owns a Workload. Set by Trainyard on the Workloads it
 	// creates, as Kueue's jobframework does.
 	LabelJobUID = "kueue.x-k8s.io/job-uid"
@@ -131,6 +138,9 @@ const (
 	// EvictedByDeactivation is the eviction of an inactive Workload; Kueue's own deactivations
 	// (the re-queuing limit exceeded, say) append their cause: DeactivatedDueTo<Cause>.
 	EvictedByDeactivation = "Deactivated"
+	// EvictedByMaxExecTime is the eviction of a Workload Kueue deactivated because it had been
+	// admitted for its spec.maximumExecutionTimeSeconds.
+	EvictedByMaxExecTime = EvictedByDeactivation + "DueToMaximumExecutionTimeExceeded"
 )
 
 // PriorityClassRef groups and kinds.
@@ -156,6 +166,9 @@ type WorkloadSpec struct {
 	Priority         *int32            `json:"priority,omitempty"`
 	// Active false asks Kueue to evict the Workload and keep it out of the queue.
 	Active *bool `json:"active,omitempty"`
+	// MaximumExecutionTimeSeconds, when set, is how long the Workload may stay admitted, summed
+	// over its admissions: Kueue deactivates it once that is used up.
+	MaximumExecutionTimeSeconds *int32 `json:"maximumExecutionTimeSeconds,omitempty"`
 }
 
 // PodSet is a group of identical pods: one per replica type.
@@ -195,6 +208,9 @@ type WorkloadStatus struct {
 	// UnhealthyNodes are nodes of a topology assignment that failed (tainted, not ready, gone)
 	// while Kueue's scheduler looks for others in their place.
 	UnhealthyNodes []UnhealthyNode `json:"unhealthyNodes,omitempty"`
+	// AccumulatedPastExecutionTimeSeconds is the time the Workload was admitted before its last
+	// eviction, summed; the current admission's time is counted from its Admitted condition.
+	AccumulatedPastExecutionTimeSeconds *int32 `json:"accumulatedPastExecutionTimeSeconds,omitempty"`
 }
 
 // UnhealthyNode names a failed node of a Workload's topology assignment.
@@ -291,6 +307,20 @@ func (a *TopologyAssignment) Domains() []TopologyDomain {
 		}
 	}
 	return out
+}
+
+// ExecutionTime is how long the Workload has been admitted at now, as Kueue counts it against its
+// spec.maximumExecutionTimeSeconds: the time of its earlier admissions, and the current one's since
+// its Admitted condition last turned True.
+func (w *Workload) ExecutionTime(now time.Time) time.Duration {
+	var used time.Duration
+	if p := w.Status.AccumulatedPastExecutionTimeSeconds; p != nil {
+		used = time.Duration(*p) * time.Second
+	}
+	if c := meta.FindStatusCondition(w.Status.Conditions, WorkloadAdmitted); c != nil && c.Status == metav1.ConditionTrue && now.After(c.LastTransitionTime.Time) {
+		used += now.Sub(c.LastTransitionTime.Time)
+	}
+	return used
 }
 
 func deref(s *string) string {
