@@ -131,6 +131,10 @@ type KueueDecisions struct {
 	// admitted Workload: that pod set's count is lowered in place (Kueue frees the difference;
 	// its admission keeps the count it granted).
 	ScaleDown *PodSetCount `json:"scaleDown,omitempty"`
+	// UnhealthyNodes are the nodes of the admitted Workload's topology assignment that failed
+	// (tainted, not ready, gone), whose pods Kueue is placing anew (its status.unhealthyNodes): the
+	// pods it holds behind its topology gate meanwhile wait for that.
+	UnhealthyNodes []string `json:"unhealthyNodes,omitempty"`
 	// Delete names the job's other Workloads to delete: a slice asking for a size the job no
 	// longer wants (or that can no longer replace the running one), and slices Kueue has replaced.
 	Delete []string `json:"delete,omitempty"`
@@ -932,6 +936,11 @@ func (r *renderer) kueueDecisions() {
 	prebuilt := r.job.Queue.Prebuilt != ""
 	if w != nil {
 		kd.Workload = w.Name // a sliced job's slices have names of their own
+		if r.admission != nil {
+			for _, n := range w.Status.UnhealthyNodes {
+				kd.UnhealthyNodes = append(kd.UnhealthyNodes, n.Name)
+			}
+		}
 	}
 	if !ended && !prebuilt {
 		desired := r.desiredWorkload()

@@ -14,7 +14,7 @@ import (
 // added to either belongs here and in the troubleshooting table.
 var waitingReasons = []string{
 	ReasonInvalidSpec, batch.ReasonPodGroupCRDMissing,
-	batch.ReasonQueued, render.ReasonNotQueued, render.ReasonNotDispatched, render.ReasonNameConflict, ReasonNotScheduled, render.ReasonNodeNotFound, render.ReasonKueueNotInstalled, render.ReasonPriorityClassNotFound, render.ReasonKueueAdmissionConflict,
+	batch.ReasonQueued, render.ReasonNotQueued, render.ReasonNotDispatched, render.ReasonNameConflict, ReasonNotScheduled, render.ReasonNodeNotFound, render.ReasonKueueNotInstalled, render.ReasonPriorityClassNotFound, render.ReasonKueueAdmissionConflict, render.ReasonDeactivated,
 	batch.ReasonCreateFailed, batch.ReasonNodeLost, batch.ReasonRestarting, batch.ReasonGangWaiting,
 	batch.ReasonPVCNotFound, batch.ReasonUnschedulable, batch.ReasonSchedulingGated, batch.ReasonPodsPaced,
 }

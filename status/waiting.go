@@ -107,6 +107,11 @@ func waitingCause(in Input, st *batch.TrainingJobStatus) *cause {
 		}
 	}
 	if c := podCause(in.Pods, desired); c != nil {
+		if k := d.Kueue; c.reason == batch.ReasonSchedulingGated && k != nil && len(k.UnhealthyNodes) > 0 {
+			c.message = strings.Replace(c.message, gatedWords, fmt.Sprintf(
+				"held by Kueue's topology gate (kueue.x-k8s.io/topology) while Kueue finds other nodes for the pods it placed on %s, which failed (tainted, not ready or gone)",
+				strings.Join(k.UnhealthyNodes, ", ")), 1)
+		}
 		return c
 	}
 	if c := unlookedCause(in.Job, in.Pods, desired, in.Now); c != nil {
@@ -237,9 +242,7 @@ func podCause(pods []*corev1.Pod, desired int32) *cause {
 		if c := scheduledFalse(p); c != nil {
 			switch {
 			case c.Reason == corev1.PodReasonSchedulingGated:
-				// The scheduler's words ("Scheduling is blocked due to non-empty scheduling gates")
-				// name no gate, and the cached pod keeps none: the usual one is said.
-				add(batch.ReasonSchedulingGated, 1, "held by scheduling gates, which the scheduler waits to see removed (a job Kueue places by topology: kueue.x-k8s.io/topology, until Kueue gives each pod its node; is Kueue running?)")
+				add(batch.ReasonSchedulingGated, 1, gatedWords)
 			case strings.Contains(c.Message, "persistentvolumeclaim") && strings.Contains(c.Message, "not found"):
 				add(batch.ReasonPVCNotFound, 0, c.Message)
 			default:
@@ -390,3 +393,8 @@ func RefusalOf(err error) Refusal {
 	}
 	return r
 }
+
+// gatedWords say why pods wait behind scheduling gates: the scheduler's words ("Scheduling is
+// blocked due to non-empty scheduling gates") name no gate, and the cached pod keeps none, so the
+// usual one is said.
+const gatedWords = "held by scheduling gates, which the scheduler waits to see removed (a job Kueue places by topology: kueue.x-k8s.io/topology, until Kueue gives each pod its node; is Kueue running?)"

@@ -83,6 +83,7 @@ func TestWaiting(t *testing.T) {
 		refused     error
 		gangRefused string
 		queued      *render.Blocked
+		kueue       *render.KueueDecisions
 		renderErr   bool
 		maxWaiting  int // render's MaxUnscheduledPods
 		nodes       map[string]render.NodeState
@@ -115,6 +116,12 @@ func TestWaiting(t *testing.T) {
 			job:        newJob(2).Status(running).Obj(),
 			pods:       []corev1.Pod{bound(podOf("master", 0, corev1.PodRunning)), gated("worker", 0), gated("worker", 1)},
 			wantReason: batch.ReasonSchedulingGated, wantMessage: "2 of 3 pods: held by scheduling gates, which the scheduler waits to see removed (a job Kueue places by topology: kueue.x-k8s.io/topology, until Kueue gives each pod its node; is Kueue running?)",
+		},
+		"pods Kueue holds while it finds nodes in place of failed ones of the topology assignment name those nodes": {
+			job:        newJob(2).Status(running).Obj(),
+			pods:       []corev1.Pod{bound(podOf("master", 0, corev1.PodRunning)), bound(podOf("worker", 0, corev1.PodRunning)), gated("worker", 1)},
+			kueue:      &render.KueueDecisions{Admitted: true, UnhealthyNodes: []string{"node-b4", "node-b5"}},
+			wantReason: batch.ReasonSchedulingGated, wantMessage: "1 of 3 pods: held by Kueue's topology gate (kueue.x-k8s.io/topology) while Kueue finds other nodes for the pods it placed on node-b4, node-b5, which failed (tainted, not ready or gone)",
 		},
 		"scheduling comes before the kubelet": {
 			job:        newJob(2).Status(running).Obj(),
@@ -227,6 +234,7 @@ func TestWaiting(t *testing.T) {
 				}
 				in.Out = out
 				in.Out.Decisions.Queued = tc.queued
+				in.Out.Decisions.Kueue = tc.kueue
 			}
 			st := Derive(in)
 			c := meta.FindStatusCondition(st.Conditions, batch.ConditionWaiting)
