@@ -167,14 +167,17 @@ func describeQueue(out io.Writer, q *queueView, now time.Time) {
 		fmt.Fprintf(out, "Kueue: LocalQueue %s; no Workload yet\n", q.name)
 		return
 	}
-	state := "active"
-	if !workloadActive(q.workload) {
-		state = "inactive: trainyard resume activates it"
-	}
 	// Note: a Workload that does not convert (a field of another type than Kueue's) is shown
 	// without what is read from it typed: the time used and the topology.
 	var wl kueue.Workload
 	typed := runtime.DefaultUnstructuredConverter.FromUnstructured(q.workload.Object, &wl) == nil
+	state := "active"
+	if !workloadActive(q.workload) {
+		state = "inactive: trainyard resume activates it"
+		if cause, _, _ := render.KueueDeactivation(&wl); typed && cause == kueue.DeactivatedForMaxExecTime {
+			state = "inactive: its maximum execution time is used up; a new value of the label " + kueue.LabelMaxExecTime + " queues the job anew"
+		}
+	}
 	if typed && wl.Spec.MaximumExecutionTimeSeconds != nil {
 		state += fmt.Sprintf("; maximum execution time %d s, %d s used", *wl.Spec.MaximumExecutionTimeSeconds, int64(wl.ExecutionTime(now).Seconds()))
 	}

@@ -195,10 +195,31 @@ func (s *session) reactivate(ctx context.Context, j *job) (string, error) {
 		// Note: one the job's own pause deactivated is the operator's to activate again.
 		return setPausedAlready(j, false), nil
 	}
+	if err := maxExecUsedUp(j, wl); err != nil {
+		return "", err
+	}
 	if err := mergePatch(ctx, s.client, wl, map[string]any{"spec": map[string]any{"active": true}}); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("%s was not paused, but its Kueue Workload %s was inactive; it is active again: the job waits in its queue and runs once Kueue admits it", ref(j), wl.GetName()), nil
+}
+
+// maxExecUsedUp refuses to activate the job's Workload wl that Kueue deactivated because the job
+// ran admitted for its maximum execution time: Kueue counts the time it was admitted and would stop
+// it again at its next admission. A new time, set on the label, makes a new Workload.
+func maxExecUsedUp(j *job, wl *unstructured.Unstructured) error {
+	var w kueue.Workload
+	if runtime.DefaultUnstructuredConverter.FromUnstructured(wl.Object, &w) != nil || w.Spec.MaximumExecutionTimeSeconds == nil {
+		return nil
+	}
+	if cause, _, _ := render.KueueDeactivation(&w); cause != kueue.DeactivatedForMaxExecTime {
+		return nil
+	}
+	kind := strings.ToLower(j.info.kind)
+	return fmt.Errorf("%s ran admitted for its maximum execution time, %d s (label %s), and Kueue deactivated its Workload %s; "+
+		"activated, it would be stopped again at once (Kueue counts the time used). To run it longer, change the label, "+
+		"and the job is queued anew under a new Workload: kubectl label %s %s %s=<seconds> --overwrite -n %s",
+		ref(j), *w.Spec.MaximumExecutionTimeSeconds, kueue.LabelMaxExecTime, wl.GetName(), kind, j.obj.GetName(), kueue.LabelMaxExecTime, j.obj.GetNamespace())
 }
 
 // errNoKueue: the cluster has no Workload CRD.
@@ -264,6 +285,11 @@ func (s *session) setWorkloadActive(ctx context.Context, j *job, active bool) (s
 	}
 	if wl == nil {
 		return "", fmt.Errorf("%s is queued by Kueue (label %s), which holds runPolicy.suspend, and has no Workload yet: try again once Kueue has made it", ref(j), kueue.LabelQueueName)
+	}
+	if active && !workloadActive(wl) {
+		if err := maxExecUsedUp(j, wl); err != nil {
+			return "", err
+		}
 	}
 	// The job is marked as paused by its user before its Workload is deactivated, and unmarked
 	// before it is activated again, so that it never says Queued while paused, nor Paused while

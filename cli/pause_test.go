@@ -93,6 +93,24 @@ func TestPauseT9k(t *testing.T) {
 	_ = unstructured.SetNestedField(wl.Object, false, "spec", "active")
 	byPause := wl.DeepCopy()
 	byPause.SetAnnotations(map[string]string{render.AnnotationDeactivated: "true"})
+	// One Kueue deactivated for the maximum execution time is refused: activated, Kueue would stop
+	// it again at once.
+	usedUp := wl.DeepCopy()
+	_ = unstructured.SetNestedField(usedUp.Object, int64(8), "spec", "maximumExecutionTimeSeconds")
+	_ = unstructured.SetNestedSlice(usedUp.Object, []any{map[string]any{"type": "Evicted", "status": "True", "reason": "DeactivatedDueToMaximumExecutionTimeExceeded",
+		"message": "The workload is deactivated due to exceeding the maximum execution time", "lastTransitionTime": "2026-01-01T00:00:00Z"}}, "status", "conditions")
+	if _, _, c, err := pauseCase(t, 0, running, false, usedUp); err == nil || !strings.Contains(err.Error(), "kubectl label pytorchtrainingjob p kueue.x-k8s.io/max-exec-time-seconds=<seconds> --overwrite -n ns") {
+		t.Errorf("resuming a job whose maximum execution time is used up: %v; want a refusal naming the label", err)
+	} else {
+		got := &unstructured.Unstructured{}
+		got.SetGroupVersionKind(wl.GroupVersionKind())
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(wl), got); err != nil {
+			t.Fatal(err)
+		}
+		if active, found, _ := unstructured.NestedBool(got.Object, "spec", "active"); !found || active {
+			t.Errorf("the refused resume activated the Workload")
+		}
+	}
 	for _, tc := range []struct {
 		wl         *unstructured.Unstructured
 		msg        string

@@ -170,7 +170,8 @@ func (k *kueueCache) start(ctx context.Context, what string, opts cache.Options,
 }
 
 // trimJobWorkload keeps of a Workload what render reads of a kubeflow.org job's (its owners,
-// spec.active and queueName, status.conditions), and of any other only its name and owners.
+// spec.active, queueName and maximumExecutionTimeSeconds, status.conditions), and of any other
+// only its name and owners.
 func trimJobWorkload(obj any) (any, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
@@ -187,7 +188,7 @@ func trimJobWorkload(obj any) (any, error) {
 		}
 		m["generation"] = u.GetGeneration()
 		spec := map[string]any{}
-		for _, f := range []string{"active", "queueName"} {
+		for _, f := range []string{"active", "queueName", "maximumExecutionTimeSeconds"} {
 			if v, found, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", f); found {
 				spec[f] = v
 			}

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -20,8 +21,8 @@ import (
 	"github.com/trainyard/trainyard/render"
 )
 
-// trimJobWorkload keeps of a kubeflow.org job's Workload what render reads (owners, spec.active
-// and queueName, the conditions) and drops the rest (the pod templates); of another job's Workload
+// trimJobWorkload keeps of a kubeflow.org job's Workload what render reads (owners, spec.active,
+// queueName and maximumExecutionTimeSeconds, the conditions) and drops the rest (the pod templates); of another job's Workload
 // (a batch Job's, which the same cache holds) it keeps only the name and owners.
 func TestTrimJobWorkload(t *testing.T) {
 	workload := func(owner string) *unstructured.Unstructured {
@@ -40,6 +41,7 @@ metadata:
 spec:
   active: false
   queueName: q
+  maximumExecutionTimeSeconds: 600
   podSets: [{name: master, count: 1, template: {spec: {containers: [{name: c, image: i}]}}}]
 status:
   conditions: [{type: QuotaReserved, status: "False", reason: Pending, message: "couldn't assign flavors", lastTransitionTime: "2026-01-01T00:00:00Z"}]
@@ -57,6 +59,9 @@ status:
 	kf := got.(*unstructured.Unstructured)
 	if active, found, _ := unstructured.NestedBool(kf.Object, "spec", "active"); !found || active {
 		t.Errorf("kubeflow.org job's Workload: spec.active %v (found %v); want false", active, found)
+	}
+	if v, _, _ := unstructured.NestedFieldNoCopy(kf.Object, "spec", "maximumExecutionTimeSeconds"); fmt.Sprint(v) != "600" {
+		t.Errorf("kubeflow.org job's Workload: spec.maximumExecutionTimeSeconds %v; want 600 (its inactive message names it)", v)
 	}
 	if conds, _, _ := unstructured.NestedSlice(kf.Object, "status", "conditions"); len(conds) != 1 {
 		t.Errorf("kubeflow.org job's Workload: %d conditions; want 1", len(conds))

@@ -513,7 +513,7 @@ func (r *renderer) kueueHold() {
 	if k != nil {
 		w = k.Workload
 	}
-	if kf.PausedByUser && (w == nil || !workloadActive(w)) && !deactivatedByKueue(w) {
+	if cause, _, _ := KueueDeactivation(w); kf.PausedByUser && (w == nil || !workloadActive(w)) && cause == "" {
 		return
 	}
 	var msg string
@@ -543,13 +543,22 @@ func workloadActive(w *kueue.Workload) bool {
 	return w.Spec.Active == nil || *w.Spec.Active
 }
 
-// deactivatedByKueue: Kueue itself made w inactive (its eviction reason names a cause of its own,
-// Deactivated<Cause>: the re-queuing limit exceeded, an admission check rejected), which no
-// user's pause did, whatever the job's mark says.
-func deactivatedByKueue(w *kueue.Workload) bool {
+// KueueDeactivation says why Kueue itself made w inactive, which no user's pause did, whatever the
+// job's mark says: the cause (MaximumExecutionTimeExceeded, RequeuingLimitExceeded), and Kueue's
+// reason and words, from the DeactivationTarget condition it sets first, or, once it has evicted
+// w, from the eviction (reason Deactivated<Cause>). Empty when w is active or someone else
+// deactivated it.
+func KueueDeactivation(w *kueue.Workload) (cause, reason, message string) {
 	if w == nil || workloadActive(w) {
-		return false
+		return "", "", ""
+	}
+	if c := meta.FindStatusCondition(w.Status.Conditions, kueue.WorkloadDeactivationTarget); c != nil && c.Status == metav1.ConditionTrue {
+		return c.Reason, c.Reason, c.Message
 	}
 	c := meta.FindStatusCondition(w.Status.Conditions, kueue.WorkloadEvicted)
-	return c != nil && c.Status == metav1.ConditionTrue && strings.HasPrefix(c.Reason, kueue.EvictedByDeactivation) && c.Reason != kueue.EvictedByDeactivation
+	prefix := kueue.EvictedByDeactivation + "DueTo"
+	if c != nil && c.Status == metav1.ConditionTrue && strings.HasPrefix(c.Reason, prefix) && c.Reason != prefix {
+		return strings.TrimPrefix(c.Reason, prefix), c.Reason, c.Message
+	}
+	return "", "", ""
 }

@@ -417,16 +417,18 @@ func (r *renderer) queueHold() bool {
 // and how to run the job again; for both APIs.
 func inactiveMessage(w *kueue.Workload, j *Job) string {
 	resume := fmt.Sprintf("trainyard resume %s/%s", strings.ToLower(j.Kind), j.Name)
-	if !deactivatedByKueue(w) {
+	cause, reason, message := KueueDeactivation(w)
+	switch {
+	case cause == "":
 		return fmt.Sprintf("Workload %s is inactive (spec.active: false, set outside trainyard pause): Kueue admits it only once it is active again (%s)", w.Name, resume)
-	}
-	c := meta.FindStatusCondition(w.Status.Conditions, kueue.WorkloadEvicted)
-	if c.Reason == kueue.EvictedByMaxExecTime && w.Spec.MaximumExecutionTimeSeconds != nil {
+	case cause == kueue.DeactivatedForMaxExecTime && w.Spec.MaximumExecutionTimeSeconds != nil:
+		// Note: activating the Workload would not run the job: Kueue counts the time it was
+		// admitted (accumulatedPastExecutionTimeSeconds) and would stop it at its next admission.
 		return fmt.Sprintf("Kueue deactivated Workload %s: the job ran admitted for its maximum execution time, %d s (%s); "+
-			"it runs again once the Workload is active again (%s gives it %d s more), or under a new Workload once the label is changed",
-			w.Name, *w.Spec.MaximumExecutionTimeSeconds, kueue.LabelMaxExecTime, resume, *w.Spec.MaximumExecutionTimeSeconds)
+			"to run it longer, change the label: the job is queued anew under a new Workload, whose time counts from zero",
+			w.Name, *w.Spec.MaximumExecutionTimeSeconds, kueue.LabelMaxExecTime)
 	}
-	return fmt.Sprintf("Kueue deactivated Workload %s (%s: %s): it admits it only once it is active again (%s)", w.Name, c.Reason, c.Message, resume)
+	return fmt.Sprintf("Kueue deactivated Workload %s (%s: %s): it admits it only once it is active again (%s)", w.Name, reason, message, resume)
 }
 
 // kueueWait says in Kueue's words why it has not admitted the active Workload w of a job in

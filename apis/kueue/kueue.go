@@ -111,6 +111,11 @@ const (
 	WorkloadRequeued      = "Requeued"
 	WorkloadFinished      = "Finished"
 	WorkloadPodsReady     = "PodsReady"
+	// WorkloadDeactivationTarget is set True by Kueue on a Workload it is about to deactivate,
+	// its reason the cause (MaximumExecutionTimeExceeded, RequeuingLimitExceeded); Kueue then sets
+	// spec.active false, and removes the condition when it evicts the Workload (Evicted reason
+	// Deactivated<Cause>).
+	WorkloadDeactivationTarget = "DeactivationTarget"
 )
 
 // Workload condition reasons that Trainyard writes.
@@ -138,9 +143,9 @@ const (
 	// EvictedByDeactivation is the eviction of an inactive Workload; Kueue's own deactivations
 	// (the re-queuing limit exceeded, say) append their cause: DeactivatedDueTo<Cause>.
 	EvictedByDeactivation = "Deactivated"
-	// EvictedByMaxExecTime is the eviction of a Workload Kueue deactivated because it had been
-	// admitted for its spec.maximumExecutionTimeSeconds.
-	EvictedByMaxExecTime = EvictedByDeactivation + "DueToMaximumExecutionTimeExceeded"
+	// DeactivatedForMaxExecTime is the cause of Kueue's deactivation of a Workload admitted for its
+	// spec.maximumExecutionTimeSeconds (the DeactivationTarget condition's reason).
+	DeactivatedForMaxExecTime = "MaximumExecutionTimeExceeded"
 )
 
 // PriorityClassRef groups and kinds.
