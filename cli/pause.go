@@ -139,9 +139,9 @@ func (s *session) setPaused(ctx context.Context, j *job, pause bool) (string, er
 	unqueued := false // a kubeflow.org job whose queue label is inert: no Kueue
 	switch {
 	case edit.done && !pause && j.model.Kubeflow == nil && j.obj.GetLabels()[kueue.LabelQueueName] != "":
-		// Not paused, but its Workload may be inactive all the same: Kueue deactivated it (the
-		// maximum execution time used up, say), or someone did by hand. Resuming it is what the
-		// job's Deactivated reason asks for.
+		// Not paused, but its Workload may be inactive all the same: Kueue deactivated it (its
+		// re-queuing limit reached, say), or someone did by hand. Resuming it is what the job's
+		// Deactivated reason asks for (but after a maximum execution time: maxExecUsedUp).
 		return s.reactivate(ctx, j)
 	case edit.done:
 		return setPausedAlready(j, pause), nil

@@ -81,7 +81,7 @@ func TestPauseT9k(t *testing.T) {
 		t.Errorf("resuming a queued job: %q, %v", msg, err)
 	}
 
-	// Not paused, its Workload deactivated by Kueue (the maximum execution time used up): resume
+	// Not paused, its Workload deactivated by hand or by Kueue (its re-queuing limit, say): resume
 	// activates it; one the job's own pause deactivated is left to the operator.
 	running := ptj(nil, batch.JobPending)
 	running.Labels = map[string]string{kueue.LabelQueueName: "lq"}
