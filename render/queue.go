@@ -413,6 +413,31 @@ func (r *renderer) queueHold() bool {
 	return false
 }
 
+// workloadActive is a Workload's spec.active, true when unset (Kueue's default).
+func workloadActive(w *kueue.Workload) bool {
+	return w.Spec.Active == nil || *w.Spec.Active
+}
+
+// KueueDeactivation says why Kueue itself made w inactive, which no user's pause did, whatever the
+// job's mark says: the cause (MaximumExecutionTimeExceeded, RequeuingLimitExceeded), and Kueue's
+// reason and words, from the DeactivationTarget condition it sets first, or, once it has evicted
+// w, from the eviction (reason Deactivated<Cause>). Empty when w is active or someone else
+// deactivated it.
+func KueueDeactivation(w *kueue.Workload) (cause, reason, message string) {
+	if w == nil || workloadActive(w) {
+		return "", "", ""
+	}
+	if c := meta.FindStatusCondition(w.Status.Conditions, kueue.WorkloadDeactivationTarget); c != nil && c.Status == metav1.ConditionTrue {
+		return c.Reason, c.Reason, c.Message
+	}
+	c := meta.FindStatusCondition(w.Status.Conditions, kueue.WorkloadEvicted)
+	prefix := kueue.EvictedByDeactivation + "DueTo"
+	if c != nil && c.Status == metav1.ConditionTrue && strings.HasPrefix(c.Reason, prefix) && c.Reason != prefix {
+		return strings.TrimPrefix(c.Reason, prefix), c.Reason, c.Message
+	}
+	return "", "", ""
+}
+
 // inactiveMessage says why a job's Workload w is inactive, when no pause of the user's made it so,
 // and how to run the job again; for both APIs.
 func inactiveMessage(w *kueue.Workload, j *Job) string {
